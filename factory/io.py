@@ -1,0 +1,135 @@
+"""Parquet shards and JSON written atomically, plus the provenance every artifact records."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import factory
+from factory.errors import UserError
+
+SHARD_GLOB = "part-*.parquet"
+
+
+def provenance() -> dict[str, str]:
+    """What made an artifact: Python version (it shapes traces), package and Hypothesis versions."""
+    return {
+        "python_version": platform.python_version(),
+        "python_implementation": sys.implementation.name,
+        "factory_version": factory.__version__,
+        "hypothesis_version": version("hypothesis"),
+    }
+
+
+def write_json_atomic(path: str | Path, obj: Any) -> None:
+    """Write ``obj`` as pretty, key-sorted JSON; readers never see a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(obj, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class ShardWriter:
+    """Stream rows into ``part-NNNNN.parquet`` shards of a folder that appears atomically.
+
+    Rows go to a hidden temporary folder beside the target; ``close()`` swaps it into place, so a
+    crash or a bad input never leaves a half-written output (the previous one stays intact).
+    """
+
+    def __init__(self, out_dir: str | Path, schema: pa.Schema, rows_per_shard: int = 50_000):
+        self.out_dir = Path(out_dir)
+        self.out_dir.parent.mkdir(parents=True, exist_ok=True)
+        meta = {k.encode(): v.encode() for k, v in provenance().items()}
+        self.schema = schema.with_metadata({**(schema.metadata or {}), **meta})
+        self.rows_per_shard = rows_per_shard
+        self.tmp_dir = Path(tempfile.mkdtemp(dir=self.out_dir.parent, prefix=f".{self.out_dir.name}."))
+        self._buffer: list[dict[str, Any]] = []
+        self._shards = 0
+        self.rows = 0
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._buffer.append(row)
+        if len(self._buffer) >= self.rows_per_shard:
+            self._flush()
+
+    def write_many(self, rows: Iterable[dict[str, Any]]) -> None:
+        for row in rows:
+            self.write(row)
+
+    def _flush(self) -> None:
+        if not self._buffer and self._shards:
+            return
+        table = pa.Table.from_pylist(self._buffer, schema=self.schema)
+        pq.write_table(table, self.tmp_dir / f"part-{self._shards:05d}.parquet", compression="zstd")
+        self.rows += len(self._buffer)
+        self._shards += 1
+        self._buffer = []
+
+    def close(self) -> None:
+        """Write the last shard (always at least one, possibly empty) and swap the folder in."""
+        if self._buffer or not self._shards:
+            self._flush()
+        old = None
+        if self.out_dir.exists():
+            old = self.out_dir.with_name(f".{self.out_dir.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(self.out_dir, old)
+        os.replace(self.tmp_dir, self.out_dir)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def abort(self) -> None:
+        shutil.rmtree(self.tmp_dir, ignore_errors=True)
+
+    def __enter__(self) -> ShardWriter:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def shard_paths(in_dir: str | Path) -> list[Path]:
+    """The shards of a stage output folder, in order; a missing folder is a UserError."""
+    in_dir = Path(in_dir)
+    if not in_dir.is_dir():
+        raise UserError(f"{in_dir}: input folder not found (run the previous stage first)")
+    return sorted(in_dir.glob(SHARD_GLOB))
+
+
+def iter_rows(in_dir: str | Path, batch_rows: int = 10_000) -> Iterator[list[dict[str, Any]]]:
+    """Yield the rows of a stage output folder in batches, never loading it whole."""
+    for path in shard_paths(in_dir):
+        pf = pq.ParquetFile(path)
+        for batch in pf.iter_batches(batch_size=batch_rows):
+            yield batch.to_pylist()
+
+
+def count_rows(in_dir: str | Path) -> int:
+    return sum(pq.ParquetFile(p).metadata.num_rows for p in shard_paths(in_dir))
+
+
+def read_table(in_dir: str | Path) -> pa.Table:
+    """Load a whole stage output (for tests and small tools; stages stream with iter_rows)."""
+    paths = shard_paths(in_dir)
+    return pa.concat_tables([pq.read_table(p) for p in paths]) if paths else pa.table({})

@@ -1,0 +1,88 @@
+"""Python literals: parsing argument lists and deciding whether a value is a literal (DESIGN §4)."""
+
+from __future__ import annotations
+
+import ast
+import math
+from typing import Any
+
+from factory.errors import UserError
+
+LITERAL_TYPES = (int, float, complex, bool, str, bytes, type(None), list, tuple, dict, set, frozenset)
+
+
+def parse_args(text: str) -> tuple[Any, ...]:
+    """Parse CRUXEval-style argument text (``"[1, 2], 'ab'"``) into a tuple of values.
+
+    Raises UserError when the text is not a comma-separated list of literals (keyword arguments
+    and starred arguments are refused too).
+    """
+    try:
+        call = ast.parse(f"f({text})", mode="eval").body
+    except SyntaxError as exc:
+        raise UserError(f"args are not valid Python: {text!r} ({exc.msg})") from None
+    if not isinstance(call, ast.Call) or call.keywords:
+        raise UserError(f"args must be positional literals: {text!r}")
+    values = []
+    for node in call.args:
+        if isinstance(node, ast.Starred):
+            raise UserError(f"args must be positional literals, not starred: {text!r}")
+        try:
+            values.append(ast.literal_eval(node))
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            raise UserError(f"args are not literals: {ast.unparse(node)!r}") from None
+    return tuple(values)
+
+
+def strict_equal(a: Any, b: Any) -> bool:
+    """Type-aware, recursive equality: ``True != 1``, ``1 != 1.0``, sets compared as sets."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        if a.keys() != b.keys():
+            return False
+        return all(strict_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (set, frozenset)):
+        # Elements of a set are hashable literals; equal sets of mixed-type elements (1 vs True)
+        # are told apart by pairing each element with its type.
+        return {(type(x), x) for x in a} == {(type(y), y) for y in b}
+    if isinstance(a, float) and math.isnan(a):
+        return False
+    return a == b
+
+
+def is_literal(value: Any, *, max_repr: int | None = None) -> bool:
+    """True when ``ast.literal_eval(repr(value))`` rebuilds a strictly equal value of the same type.
+
+    ``max_repr`` bounds the repr length (longer values count as not literal).
+    """
+    if not _literal_shape(value, depth=0):
+        return False
+    try:
+        text = repr(value)
+    except Exception:
+        return False
+    if max_repr is not None and len(text) > max_repr:
+        return False
+    try:
+        rebuilt = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return strict_equal(rebuilt, value)
+
+
+def _literal_shape(value: Any, depth: int) -> bool:
+    """Cheap structural pre-check (exact built-in types only; no subclasses, no cycles)."""
+    if depth > 50 or type(value) not in LITERAL_TYPES:
+        return False
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(_literal_shape(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(_literal_shape(k, depth + 1) and _literal_shape(v, depth + 1) for k, v in value.items())
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, complex):
+        return math.isfinite(value.real) and math.isfinite(value.imag)
+    return True
