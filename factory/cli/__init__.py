@@ -24,7 +24,14 @@ app = typer.Typer(
 
 def _register_commands() -> None:
     # Imported for their @app.command side effects; each module owns its commands.
-    from factory.cli import run, stages  # noqa: F401
+    import importlib
+
+    for name in ("run", "stages", "score", "trace"):
+        try:
+            importlib.import_module(f"factory.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"factory.cli.{name}":
+                raise
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,56 @@
+"""Stage commands (what dvc.yaml runs) and grammar tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from factory.cli import app
+from factory.params import load_params
+
+grammar_app = typer.Typer(help="Inspect and validate grammar folders.", no_args_is_help=True)
+app.add_typer(grammar_app, name="grammar")
+
+PARAMS = typer.Option(Path("params.yaml"), "--params", help="The params file (params.yaml).")
+
+
+@app.command()
+def synthesize(
+    params: Path = PARAMS,
+    out: Path = typer.Option(Path("data/programs"), help="Output folder of program shards."),
+    stats: Path = typer.Option(Path("data/metrics/synthesize.json"), help="Stats JSON (DVC metrics)."),
+) -> None:
+    """Generate programs for every target operation in every tier (the synthesize stage)."""
+    from factory.synth.stage import run_synthesize_stage
+
+    p = load_params(params)
+    run_synthesize_stage(p.seed, p.synthesize, out, stats).print_summary()
+
+
+@app.command()
+def inputs(
+    params: Path = PARAMS,
+    programs: Path = typer.Option(Path("data/programs"), help="Programs from the synthesize stage."),
+    out: Path = typer.Option(Path("data/cases"), help="Output folder of case shards."),
+    stats: Path = typer.Option(Path("data/metrics/inputs.json"), help="Stats JSON (DVC metrics)."),
+) -> None:
+    """Draw inputs for every program with Hypothesis and keep those that cover most (the inputs stage)."""
+    from factory.inputs.stage import run_inputs_stage
+
+    p = load_params(params)
+    run_inputs_stage(p.seed, p.inputs, p.execute, p.synthesize.grammar, programs, out, stats).print_summary()
+
+
+@grammar_app.command("check")
+def grammar_check(folder: Path = typer.Argument(Path("grammars/python"), help="A language folder.")) -> None:
+    """Validate a grammar folder; problems are reported as file:line: message (exit 2)."""
+    from factory.grammar.loader import load_grammar
+
+    grammar = load_grammar(folder)
+    types = len(grammar.types)
+    print(
+        f"{folder}: ok — {types} types, {len(grammar.targets())} operations "
+        f"({len(grammar.operations)} variants), {len(grammar.predicates)} predicates, "
+        f"hash {grammar.grammar_hash}"
+    )

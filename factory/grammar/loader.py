@@ -1,0 +1,405 @@
+"""Load and validate a grammar folder; every problem is reported as ``file:line: message``.
+
+Layout of a language folder (``grammars/python/``):
+- one ``<type>.yaml`` per type (``type:`` key): its input strategy, constants and operations;
+- ``builtins.yaml`` (``builtins:`` key): operations not owned by one type (enumerate, zip, ...);
+- ``statements.yaml`` (``statements:`` key): predicates for guards, element types, control flow.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import string
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from factory.errors import UserError
+from factory.grammar.model import ArgSpec, Call, Grammar, Operation, Predicate, TypeSpec
+from factory.grammar.sources import SOURCES
+from factory.grammar.types import Type, parse_type
+
+PLACEHOLDER_NAME = "recv"
+STRATEGY_KINDS = {
+    "integers", "floats", "booleans", "text", "characters", "binary", "lists", "sets",
+    "frozensets", "dictionaries", "tuples", "sampled_from", "just",
+}  # fmt: skip
+CONTROL_FLOW = {"if", "if_else", "if_elif_else", "for", "for_range", "while"}
+LENGTH_RESULT = {"unknown", "same", "grow"}
+LENGTH_RECV = {"same", "shrink", "grow", "clear"}
+
+
+class GrammarError(UserError):
+    """A grammar file problem, always ``file:line: message``."""
+
+
+class _Node(dict):
+    """A YAML mapping that remembers its line and the line of each key."""
+
+    line: int = 0
+    key_lines: dict[str, int]
+
+
+class _LineLoader(yaml.SafeLoader):
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> _Node:  # type: ignore[override]
+        mapping = _Node(super().construct_mapping(node, deep=True))
+        mapping.line = node.start_mark.line + 1
+        mapping.key_lines = {k.value: k.start_mark.line + 1 for k, _ in node.value}
+        return mapping
+
+
+_LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _LineLoader.construct_mapping)
+
+
+class _File:
+    """Error reporting bound to one file."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.name = str(path)
+
+    def error(self, node: Any, message: str, key: str | None = None) -> GrammarError:
+        line = 0
+        if isinstance(node, _Node):
+            line = node.key_lines.get(key, node.line) if key else node.line
+        return GrammarError(f"{self.name}:{line}: {message}")
+
+    def require(self, node: _Node, key: str, kind: type | tuple[type, ...], where: str) -> Any:
+        if key not in node:
+            raise self.error(node, f"{where}: missing required key '{key}'")
+        value = node[key]
+        if not isinstance(value, kind):
+            names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+            raise self.error(node, f"{where}: '{key}' must be a {names}, got {value!r}", key)
+        return value
+
+    def check_keys(self, node: _Node, allowed: set[str], where: str) -> None:
+        for key in node:
+            if key not in allowed:
+                hint = ", ".join(sorted(allowed))
+                raise self.error(node, f"{where}: unknown key '{key}' (allowed: {hint})", key)
+
+    def type_expr(self, node: _Node, key: str, text: Any, where: str) -> Type:
+        if not isinstance(text, str):
+            raise self.error(node, f"{where}: '{key}' must be a type expression, got {text!r}", key)
+        try:
+            return parse_type(text)
+        except ValueError as exc:
+            raise self.error(node, f"{where}: {exc}", key) from None
+
+    def call(self, node: _Node, key: str, text: Any, where: str) -> Call:
+        """Parse ``name(arg, ...)``: Name args are placeholder references, constants are literals."""
+        if not isinstance(text, str):
+            raise self.error(node, f"{where}: '{key}' must look like name(args), got {text!r}", key)
+        try:
+            expr = ast.parse(text if "(" in text else f"{text}()", mode="eval").body
+        except SyntaxError:
+            hint = " (quote it: YAML splits unquoted commas in [...] lists)" if text.count("(") != text.count(")") else ""
+            raise self.error(node, f"{where}: cannot parse {text!r} as name(args){hint}", key) from None
+        if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Name) or expr.keywords:
+            raise self.error(node, f"{where}: {text!r} must look like name(args)", key)
+        args, literal = [], []
+        for arg in expr.args:
+            if isinstance(arg, ast.Name):
+                args.append(arg.id)
+                literal.append(False)
+            else:
+                try:
+                    args.append(ast.literal_eval(arg))
+                except ValueError:
+                    raise self.error(node, f"{where}: argument {ast.unparse(arg)!r} of {text!r} must be a name or a literal", key) from None  # noqa: E501
+                literal.append(True)
+        return Call(expr.func.id, tuple(args), tuple(literal))
+
+
+def _placeholders(template: str) -> list[str]:
+    return [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+
+
+def _load_yaml(path: Path) -> _Node:
+    try:
+        data = yaml.load(path.read_text(), Loader=_LineLoader)  # noqa: S506 - SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 0
+        raise GrammarError(f"{path}:{line}: YAML syntax error: {exc.problem or exc}") from None
+    except OSError as exc:
+        raise GrammarError(f"{path}:0: cannot read: {exc.strerror}") from None
+    if not isinstance(data, _Node):
+        raise GrammarError(f"{path}:1: a grammar file must be a YAML mapping")
+    return data
+
+
+def _parse_operation(f: _File, node: Any, owner: str, known_types: set[str]) -> list[Operation]:
+    if not isinstance(node, _Node):
+        raise f.error(None, f"operation must be a mapping, got {node!r}")
+    allowed = {
+        "name", "template", "receiver", "args", "returns", "mutates", "requires", "statement",
+        "length", "doc",
+    }  # fmt: skip
+    name = f.require(node, "name", str, "operation")
+    where = f"operation '{name}'"
+    f.check_keys(node, allowed, where)
+    template = f.require(node, "template", str, where)
+    receivers_raw = f.require(node, "receiver", (str, list), where)
+    receivers = [receivers_raw] if isinstance(receivers_raw, str) else receivers_raw
+    receiver_types = [f.type_expr(node, "receiver", r, where) for r in receivers]
+    args_node = node.get("args") or _Node()
+    if not isinstance(args_node, dict):
+        raise f.error(node, f"{where}: 'args' must be a mapping of name → {{type, from}}", "args")
+    statement = node.get("statement", False)
+    mutates = node.get("mutates", False)
+    for flag, value in (("statement", statement), ("mutates", mutates)):
+        if not isinstance(value, bool):
+            raise f.error(node, f"{where}: '{flag}' must be true or false", flag)
+    returns_raw = node.get("returns", "none")
+    returns = None if returns_raw in ("none", None) else f.type_expr(node, "returns", returns_raw, where)
+    if statement and returns is not None:
+        raise f.error(node, f"{where}: a statement operation returns none", "returns")
+
+    args: list[ArgSpec] = []
+    for arg_name, spec in args_node.items():
+        if not isinstance(spec, _Node):
+            spec_type = f.type_expr(args_node, arg_name, spec, f"{where} arg '{arg_name}'")
+            args.append(ArgSpec(arg_name, spec_type, None))
+            continue
+        f.check_keys(spec, {"type", "from"}, f"{where} arg '{arg_name}'")
+        arg_type = f.type_expr(spec, "type", f.require(spec, "type", str, f"{where} arg '{arg_name}'"), where)
+        source = None
+        if "from" in spec:
+            source = f.call(spec, "from", spec["from"], f"{where} arg '{arg_name}'")
+            arity = SOURCES.get(source.name)
+            if arity is None:
+                raise f.error(spec, f"{where}: unknown value source '{source.name}' (known: {', '.join(sorted(SOURCES))})", "from")  # noqa: E501
+            if arity >= 0 and len(source.args) != arity:
+                raise f.error(spec, f"{where}: '{source.name}' takes {arity} argument(s)", "from")
+        args.append(ArgSpec(arg_name, arg_type, source))
+
+    names = {PLACEHOLDER_NAME, *(a.name for a in args)}
+    used = _placeholders(template)
+    for placeholder in used:
+        if placeholder not in names:
+            raise f.error(node, f"{where}: template uses {{{placeholder}}} but no such arg", "template")
+    for missing in names - set(used):
+        raise f.error(node, f"{where}: arg '{missing}' is not used in the template", "template")
+    probe = template.format(**{n: f"_{n}" for n in names})
+    try:
+        ast.parse(probe, mode="exec" if statement else "eval")
+    except SyntaxError:
+        kind = "statement" if statement else "expression"
+        raise f.error(node, f"{where}: template is not a Python {kind}: {template!r}", "template") from None
+    for arg in args:
+        for ref in arg.source.refs() if arg.source else []:
+            if ref not in names:
+                raise f.error(node, f"{where}: arg '{arg.name}' refers to unknown '{ref}'", "args")
+
+    requires = []
+    for req in node.get("requires") or []:
+        call = f.call(node, "requires", req, where)
+        for ref in call.refs():
+            if ref not in names:
+                raise f.error(node, f"{where}: requires {req!r} names unknown '{ref}'", "requires")
+        requires.append(call)
+
+    length = node.get("length") or {}
+    if not isinstance(length, dict):
+        raise f.error(node, f"{where}: 'length' must be a mapping", "length")
+    f.check_keys(length, {"result", "recv"}, f"{where} length") if isinstance(length, _Node) else None
+    length_result = length.get("result", "unknown")
+    length_recv = length.get("recv", "same")
+    if length_result not in LENGTH_RESULT:
+        raise f.error(node, f"{where}: length.result must be one of {sorted(LENGTH_RESULT)}", "length")
+    if length_recv not in LENGTH_RECV:
+        raise f.error(node, f"{where}: length.recv must be one of {sorted(LENGTH_RECV)}", "length")
+
+    ops = []
+    for receiver in receiver_types:
+        bound_vars = receiver.variables() | set().union(*(a.type.variables() for a in args))
+        for t in [receiver, *(a.type for a in args), *([returns] if returns else [])]:
+            _check_known(f, node, t, known_types, where)
+        if returns is not None and not returns.variables() <= bound_vars:
+            raise f.error(node, f"{where}: returns {returns} uses a type variable bound nowhere", "returns")
+        ops.append(
+            Operation(
+                op_id=f"{owner}.{name}",
+                name=name,
+                template=template,
+                receiver=receiver,
+                args=tuple(args),
+                returns=returns,
+                mutates=mutates,
+                requires=tuple(requires),
+                statement=statement,
+                length_result=length_result,
+                length_recv=length_recv,
+                file=f.name,
+                line=node.line,
+            )
+        )
+    return ops
+
+
+def _check_known(f: _File, node: _Node, t: Type, known: set[str], where: str) -> None:
+    if t.is_var:
+        return
+    if t.name not in known:
+        raise f.error(node, f"{where}: unknown type '{t.name}' (no grammar file defines it)")
+    for a in t.args:
+        _check_known(f, node, a, known, where)
+
+
+def _parse_type_file(f: _File, data: _Node) -> TypeSpec:
+    allowed = {
+        "type", "params", "names", "strategy", "convert", "constants", "literal", "iterates",
+        "operations", "doc",
+    }  # fmt: skip
+    f.check_keys(data, allowed, "type file")
+    name = f.require(data, "type", str, "type file")
+    params = tuple(data.get("params") or ())
+    for p in params:
+        if not (isinstance(p, str) and len(p) == 1 and p.isupper()):
+            raise f.error(data, f"type '{name}': params must be single upper-case letters, got {p!r}", "params")
+    names = data.get("names") or []
+    if not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
+        raise f.error(data, f"type '{name}': 'names' must be a non-empty list of identifiers", "names")
+    strategy = f.require(data, "strategy", dict, f"type '{name}'")
+    kind = strategy.get("kind")
+    if kind not in STRATEGY_KINDS:
+        raise f.error(strategy, f"type '{name}': strategy kind {kind!r} is not one of {sorted(STRATEGY_KINDS)}", "kind")  # noqa: E501
+    for bound in ("min_size", "max_size", "min_value", "max_value"):
+        if bound in strategy and not isinstance(strategy[bound], (int, float)):
+            raise f.error(strategy, f"type '{name}': strategy {bound} must be a number", bound)
+    lo, hi = strategy.get("min_size", 0), strategy.get("max_size")
+    if hi is not None and lo > hi:
+        raise f.error(strategy, f"type '{name}': min_size {lo} > max_size {hi}", "max_size")
+    lo, hi = strategy.get("min_value"), strategy.get("max_value")
+    if lo is not None and hi is not None and lo > hi:
+        raise f.error(strategy, f"type '{name}': min_value {lo} > max_value {hi}", "max_value")
+    constants = data.get("constants") or []
+    for c in constants:
+        try:
+            ast.literal_eval(str(c))
+        except (ValueError, SyntaxError):
+            raise f.error(data, f"type '{name}': constant {c!r} is not a Python literal", "constants") from None
+    literal = data.get("literal")
+    if not constants and not literal:
+        raise f.error(data, f"type '{name}': needs 'constants' (scalars) or 'literal' (containers)")
+    if literal is not None:
+        f.check_keys(literal, {"form", "empty", "item", "max_size"}, f"type '{name}' literal")
+        f.require(literal, "form", str, f"type '{name}' literal")
+        f.require(literal, "empty", str, f"type '{name}' literal")
+    return TypeSpec(
+        name=name,
+        params=params,
+        names=tuple(names),
+        strategy=dict(strategy),
+        convert=data.get("convert"),
+        constants=tuple(str(c) for c in constants),
+        literal=dict(literal) if literal else None,
+        iterates=_iterates(f, data, name, params),
+        file=f.name,
+        line=data.line,
+    )
+
+
+def _iterates(f: _File, data: _Node, name: str, params: tuple[str, ...]) -> str | None:
+    text = data.get("iterates")
+    if text is None:
+        return None
+    t = f.type_expr(data, "iterates", text, f"type '{name}'")
+    if not t.variables() <= set(params):
+        raise f.error(data, f"type '{name}': iterates {t} uses a variable that is not a param", "iterates")
+    return text
+
+
+def load_grammar(folder: str | Path) -> Grammar:
+    """Load every YAML file of a language folder; raises GrammarError (``file:line: message``)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise GrammarError(f"{folder}:0: grammar folder not found")
+    paths = sorted(folder.glob("*.yaml"))
+    if not paths:
+        raise GrammarError(f"{folder}:0: no *.yaml grammar files")
+    digest = hashlib.sha256()
+    loaded = []
+    for path in paths:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        loaded.append((_File(path), _load_yaml(path)))
+
+    grammar = Grammar(language=folder.name, grammar_hash=digest.hexdigest()[:16])
+    type_files = [(f, d) for f, d in loaded if "type" in d]
+    for f, data in type_files:
+        spec = _parse_type_file(f, data)
+        if spec.name in grammar.types:
+            raise f.error(data, f"type '{spec.name}' is defined twice (also in {grammar.types[spec.name].file})", "type")
+        grammar.types[spec.name] = spec
+    known = set(grammar.types) | {"none"}
+    for f, data in type_files:
+        _check_strategy_refs(f, data, grammar)
+
+    statements = [(f, d) for f, d in loaded if "statements" in d]
+    if len(statements) != 1:
+        raise GrammarError(f"{folder}:0: expected exactly one file with a 'statements:' section, found {len(statements)}")
+    _parse_statements(*statements[0], grammar, known)
+
+    seen: dict[str, str] = {}
+    for f, data in loaded:
+        if "type" in data:
+            owner, ops_node = data["type"], data.get("operations") or []
+        elif "builtins" in data:
+            f.check_keys(data, {"builtins", "doc"}, "builtins file")
+            owner, ops_node = "builtins", data["builtins"] or []
+        elif "statements" in data:
+            continue
+        else:
+            raise f.error(data, "a grammar file needs a 'type:', 'builtins:' or 'statements:' key")
+        if not isinstance(ops_node, list):
+            raise f.error(data, "operations must be a list")
+        for node in ops_node:
+            ops = _parse_operation(f, node, owner, known)
+            if ops[0].op_id in seen:
+                raise f.error(node, f"operation '{ops[0].op_id}' defined twice (first at {seen[ops[0].op_id]})", "name")
+            seen[ops[0].op_id] = f"{f.name}:{node.line}"
+            for op in ops:
+                for req in op.requires:
+                    if req.name not in grammar.predicates:
+                        raise f.error(node, f"operation '{op.name}': unknown predicate '{req.name}'", "requires")
+            grammar.operations.extend(ops)
+    return grammar
+
+
+def _check_strategy_refs(f: _File, data: _Node, grammar: Grammar) -> None:
+    strategy = data["strategy"]
+    params = set(data.get("params") or ())
+    for key in ("elements", "keys", "values"):
+        if key in strategy and strategy[key] not in params:
+            raise f.error(strategy, f"type '{data['type']}': strategy {key} must name a type parameter {sorted(params)}", key)  # noqa: E501
+
+
+def _parse_statements(f: _File, data: _Node, grammar: Grammar, known: set[str]) -> None:
+    f.check_keys(data, {"statements", "element_types", "predicates", "control_flow", "doc"}, "statements file")
+    elements = data.get("element_types") or []
+    if not elements:
+        raise f.error(data, "statements: 'element_types' must list the types type variables bind to")
+    grammar.element_types = tuple(f.type_expr(data, "element_types", e, "element_types") for e in elements)
+    for t in grammar.element_types:
+        _check_known(f, data, t, known, "element_types")
+    preds = data.get("predicates") or {}
+    for name, spec in preds.items():
+        where = f"predicate '{name}'"
+        f.check_keys(spec, {"params", "guard", "min_len"}, where)
+        params = tuple(f.require(spec, "params", list, where))
+        guard = f.require(spec, "guard", str, where)
+        if set(_placeholders(guard)) != set(params):
+            raise f.error(spec, f"{where}: guard must use exactly its params {list(params)}", "guard")
+        min_len = spec.get("min_len") or {}
+        grammar.predicates[name] = Predicate(name, params, guard, dict(min_len), f.name, spec.line)
+    flow = data.get("control_flow") or {}
+    for name, weight in flow.items():
+        if name not in CONTROL_FLOW:
+            raise f.error(flow, f"control_flow: unknown construct '{name}' (known: {sorted(CONTROL_FLOW)})", name)
+        if not isinstance(weight, (int, float)) or weight < 0:
+            raise f.error(flow, f"control_flow: weight of '{name}' must be a number ≥ 0", name)
+    grammar.control_flow = dict(flow)

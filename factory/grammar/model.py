@@ -1,0 +1,103 @@
+"""The grammar as data: types with their input strategies, operations, predicates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from factory.grammar.types import Type
+
+
+@dataclass(frozen=True)
+class Call:
+    """A named use with arguments, as written in YAML: ``valid_index(recv)``, ``choice('a', 'b')``.
+
+    ``args`` holds placeholder names (str) for ``Name`` arguments and Python values for literals;
+    ``literal_args`` tells which is which.
+    """
+
+    name: str
+    args: tuple[Any, ...] = ()
+    literal_args: tuple[bool, ...] = ()
+
+    def refs(self) -> list[str]:
+        return [a for a, lit in zip(self.args, self.literal_args, strict=True) if not lit]
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    name: str
+    type: Type
+    source: Call | None  # where a value comes from; None means "any expression of the type"
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One way of using a type: how it is written, what it takes and gives, when it is valid."""
+
+    op_id: str  # "<file type>.<name>", e.g. "list.pop"
+    name: str
+    template: str
+    receiver: Type
+    args: tuple[ArgSpec, ...]
+    returns: Type | None  # None: a statement-only operation (returns None)
+    mutates: bool
+    requires: tuple[Call, ...]
+    statement: bool  # the template is a whole statement (``{recv} += {other}``)
+    length_result: str  # "unknown" | "same" | "grow": minimum length of the result
+    length_recv: str  # "same" | "shrink" | "grow" | "clear": effect on the receiver
+    file: str
+    line: int
+
+    def all_types(self) -> list[Type]:
+        types = [self.receiver, *(a.type for a in self.args)]
+        return types + ([self.returns] if self.returns else [])
+
+
+@dataclass(frozen=True)
+class TypeSpec:
+    """A type the synthesizer can hold in a variable and Hypothesis can draw as an input."""
+
+    name: str
+    params: tuple[str, ...]
+    names: tuple[str, ...]
+    strategy: dict[str, Any]  # {"kind": <hypothesis.strategies function>, **kwargs}
+    convert: str | None  # builtin applied to a drawn value (``tuple`` for tuples)
+    constants: tuple[str, ...]  # literal texts for scalar types
+    literal: dict[str, Any] | None  # display form for container constants
+    iterates: str | None  # element type of ``for x in value`` (a type expression over params)
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Predicate:
+    name: str
+    params: tuple[str, ...]
+    guard: str  # a Python condition template over the params
+    min_len: dict[str, int]  # statically known when these minimum lengths hold
+    file: str
+    line: int
+
+
+@dataclass(eq=False)
+class Grammar:
+    """Everything loaded from one language folder."""
+
+    language: str
+    types: dict[str, TypeSpec] = field(default_factory=dict)
+    operations: list[Operation] = field(default_factory=list)
+    predicates: dict[str, Predicate] = field(default_factory=dict)
+    element_types: tuple[Type, ...] = ()
+    control_flow: dict[str, float] = field(default_factory=dict)
+    grammar_hash: str = ""
+
+    def op(self, op_id: str) -> Operation:
+        for op in self.operations:
+            if op.op_id == op_id:
+                return op
+        raise KeyError(op_id)
+
+    def targets(self) -> list[str]:
+        """Distinct operation ids in grammar order (variants of one op share an id)."""
+        return list(dict.fromkeys(op.op_id for op in self.operations))

@@ -1,0 +1,89 @@
+"""Value sources: where an operation's argument values come from (the ``from:`` key).
+
+Each source is generic (it never looks at which method asked) and returns Python source text for
+the argument. ``SOURCES`` maps a source name to its arity (-1: any number of literal arguments).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from factory.grammar.types import Type
+
+
+class SourceContext(Protocol):
+    """What a value source may ask of the synthesizer."""
+
+    def randint(self, lo: int, hi: int) -> int: ...
+    def choice(self, options: list) -> object: ...
+    def min_len(self, placeholder: str) -> int: ...
+    def constant(self, t: Type, short: bool = False) -> str: ...
+    def variable_of(self, t: Type) -> str | None: ...
+
+
+def valid_index(ctx: SourceContext, t: Type, recv: str) -> str:
+    """An index that is in range for the receiver's known minimum length (guards make it ≥ 1)."""
+    m = max(1, ctx.min_len(recv))
+    return str(ctx.randint(-m, m - 1))
+
+
+def any_index(ctx: SourceContext, t: Type, recv: str) -> str:
+    """Any index around the receiver's length (slices never fail)."""
+    m = ctx.min_len(recv)
+    return str(ctx.randint(-m - 2, m + 2))
+
+
+def element_of(ctx: SourceContext, t: Type, recv: str) -> str:
+    """A value likely to be in the receiver: a variable of the element type (a loop variable,
+    say) or a constant drawn from the same range as the inputs."""
+    var = ctx.variable_of(t)
+    if var is not None and ctx.randint(0, 2) == 0:
+        return var
+    return ctx.constant(t, short=True)
+
+
+def part_of(ctx: SourceContext, t: Type, recv: str) -> str:
+    """A short piece of the receiver's kind (a one- or two-character substring)."""
+    return ctx.constant(t, short=True)
+
+
+def width(ctx: SourceContext, t: Type, recv: str) -> str:
+    """A width around the receiver's length (padding, centring, zero-filling)."""
+    m = ctx.min_len(recv)
+    return str(m + ctx.randint(0, 8))
+
+
+def small_int(ctx: SourceContext, t: Type) -> str:
+    return str(ctx.randint(0, 3))
+
+
+def positive(ctx: SourceContext, t: Type) -> str:
+    return str(ctx.randint(1, 5))
+
+
+def nonzero(ctx: SourceContext, t: Type) -> str:
+    value = ctx.choice([1, 2, 3, 4, -2, -3])
+    return repr(float(value)) if t.name == "float" else str(value)
+
+
+def choice(ctx: SourceContext, t: Type, *options: object) -> str:
+    """One of the literal options written in the grammar."""
+    return repr(ctx.choice(list(options)))
+
+
+IMPLEMENTATIONS: dict[str, Callable[..., str]] = {
+    "valid_index": valid_index,
+    "any_index": any_index,
+    "element_of": element_of,
+    "key_of": element_of,
+    "part_of": part_of,
+    "width": width,
+    "small_int": small_int,
+    "positive": positive,
+    "nonzero": nonzero,
+    "choice": choice,
+}
+SOURCES: dict[str, int] = {
+    name: -1 if name == "choice" else fn.__code__.co_argcount - 2 for name, fn in IMPLEMENTATIONS.items()
+}

@@ -1,0 +1,1 @@
+"""The inputs stage: Hypothesis draws arguments for each program from the grammar's type specs."""

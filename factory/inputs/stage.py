@@ -1,0 +1,149 @@
+"""The inputs stage: k argument lists per program, drawn by Hypothesis, chosen for coverage.
+
+For each program, Hypothesis draws ``candidates`` argument tuples from the strategies of its
+parameter types (seeded per program: ``seed`` and the program's index). Each candidate runs once
+in the sandbox pool under a line-only trace; the ``per_program`` kept are those that run and add
+the most lines not yet covered by the ones already kept (ties: a new output value first, then
+the later, less minimal draw). A program none of whose candidates runs keeps its first candidate,
+so that the execute stage records why it fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from hypothesis import strategies as st
+
+from factory.grammar.loader import load_grammar
+from factory.grammar.types import parse_type
+from factory.inputs.draw import draw_examples
+from factory.inputs.strategies import strategy_for
+from factory.io import ShardWriter, count_rows, iter_rows
+from factory.params import ExecuteParams, InputsParams
+from factory.progress import progress
+from factory.sandbox.pool import WorkerPool
+from factory.stats import StageStats
+
+CASES_SCHEMA = pa.schema(
+    [
+        ("case_id", pa.string()),
+        ("program_id", pa.string()),
+        ("source", pa.string()),
+        ("entry", pa.string()),
+        ("args", pa.string()),
+        ("tier", pa.int8()),
+        ("target", pa.string()),
+        ("lines_covered", pa.int32()),
+        ("grammar_hash", pa.string()),
+    ]
+)
+
+
+def args_text(values: tuple[Any, ...]) -> str:
+    """Literal argument-list text, CRUXEval style: ``"[1, 2], 'ab'"``."""
+    return ", ".join(repr(v) for v in values)
+
+
+def case_id(program_id: str, args: str) -> str:
+    return hashlib.sha256(f"{program_id}\0{args}".encode()).hexdigest()[:16]
+
+
+def choose(candidates: list[str], results: list[dict[str, Any]], k: int) -> list[tuple[str, int]]:
+    """Greedy coverage: up to ``k`` (args, lines covered) among candidates that ran."""
+    ok = [(i, c, r) for i, (c, r) in enumerate(zip(candidates, results, strict=True)) if r["status"] == "ok"]
+    chosen: list[tuple[str, int]] = []
+    covered: set[int] = set()
+    outputs: set[str] = set()
+    seen_args: set[str] = set()
+    while ok and len(chosen) < k:
+        def gain(item: tuple[int, str, dict]) -> tuple[int, int, int]:
+            i, _, r = item
+            return (len(set(r.get("lines") or ()) - covered), r["output_repr"] not in outputs, i)
+
+        best = max(ok, key=gain)
+        ok.remove(best)
+        _, args, result = best
+        if args in seen_args:
+            continue
+        seen_args.add(args)
+        covered |= set(result.get("lines") or ())
+        outputs.add(result["output_repr"])
+        chosen.append((args, len(result.get("lines") or ())))
+    return chosen
+
+
+def run_inputs_stage(
+    seed: int,
+    params: InputsParams,
+    execute: ExecuteParams,
+    grammar_dir: str,
+    programs_dir: str | Path,
+    out_dir: str | Path,
+    stats_path: str | Path,
+) -> StageStats:
+    grammar = load_grammar(grammar_dir)
+    stats = StageStats("inputs")
+    status_counts: Counter = Counter()
+    kept_per_tier: Counter = Counter()
+    total = count_rows(programs_dir)
+    with (
+        WorkerPool(
+            workers=execute.workers or None,
+            hash_seed=execute.hash_seeds[0],
+            timeout_s=execute.timeout_s,
+            memory_mb=execute.memory_mb,
+            max_output_repr=execute.max_output_repr,
+        ) as pool,
+        ShardWriter(out_dir, CASES_SCHEMA, params.rows_per_shard) as out,
+        progress("inputs", total) as advance,
+    ):
+        for batch in iter_rows(programs_dir, batch_rows=256):
+            drawn = []
+            for program in batch:
+                types = [parse_type(t) for _, t in json.loads(program["param_types"])]
+                strategy = st.tuples(*(strategy_for(grammar, t) for t in types))
+                examples = draw_examples(strategy, params.candidates, seed * 1_000_003 + program["index"])
+                candidates = list(dict.fromkeys(args_text(v) for v in examples))
+                drawn.append(candidates)
+            payloads = [
+                {"source": p["source"], "entry": p["entry"], "args": a}
+                for p, cands in zip(batch, drawn, strict=True)
+                for a in cands
+            ]
+            results = iter(pool.map("lines", payloads))
+            for program, candidates in zip(batch, drawn, strict=True):
+                stats.items_in += 1
+                runs = [next(results) for _ in candidates]
+                status_counts.update(r["status"] for r in runs)
+                chosen = choose(candidates, runs, params.per_program)
+                if not chosen:
+                    stats.drop("no_candidate_ran")
+                    chosen = [(candidates[0], 0)] if candidates else []
+                else:
+                    kept_per_tier[program["tier"]] += 1
+                for args, n_lines in chosen:
+                    out.write(
+                        {
+                            "case_id": case_id(program["program_id"], args),
+                            "program_id": program["program_id"],
+                            "source": program["source"],
+                            "entry": program["entry"],
+                            "args": args,
+                            "tier": program["tier"],
+                            "target": program["target"],
+                            "lines_covered": n_lines,
+                            "grammar_hash": program["grammar_hash"],
+                        }
+                    )
+                stats.items_out += 1 if chosen else 0
+            advance(len(batch))
+    stats.extra["cases"] = out.rows
+    stats.extra["candidate_status"] = dict(sorted(status_counts.items()))
+    stats.extra["programs_with_a_running_input_by_tier"] = {str(t): kept_per_tier[t] for t in sorted(kept_per_tier)}
+    stats.write(stats_path)
+    return stats

@@ -1,0 +1,45 @@
+"""Hypothesis strategies built from the grammar's type specs (no type is special-cased here)."""
+
+from __future__ import annotations
+
+import builtins
+from functools import lru_cache
+
+from hypothesis import strategies as st
+
+from factory.errors import UserError
+from factory.grammar.model import Grammar
+from factory.grammar.types import Type
+
+_TYPE_PARAM_KEYS = ("elements", "keys", "values")
+
+
+def strategy_for(grammar: Grammar, t: Type) -> st.SearchStrategy:
+    """The strategy that draws an input value of concrete type ``t``.
+
+    A type's ``strategy`` is ``{kind: <hypothesis.strategies function>, **kwargs}``; the values of
+    ``elements``/``keys``/``values`` name type parameters and become those types' strategies;
+    ``convert`` names a builtin applied to each drawn value (``tuple`` turns a list into a tuple).
+    """
+    return _cached(grammar, t)
+
+
+@lru_cache(maxsize=1024)
+def _cached(grammar: Grammar, t: Type) -> st.SearchStrategy:
+    spec = grammar.types.get(t.name)
+    if spec is None:
+        raise UserError(f"no grammar type '{t.name}' to draw inputs of type {t}")
+    if len(t.args) != len(spec.params):
+        raise UserError(f"type {t} needs {len(spec.params)} type argument(s) ({spec.file}:{spec.line})")
+    binding = dict(zip(spec.params, t.args, strict=True))
+    kwargs = {k: v for k, v in spec.strategy.items() if k != "kind"}
+    for key in _TYPE_PARAM_KEYS:
+        if key in kwargs:
+            kwargs[key] = _cached(grammar, binding[kwargs[key]])
+    if spec.strategy["kind"] == "tuples":
+        strategy = st.tuples(*(_cached(grammar, a) for a in t.args))
+    else:
+        strategy = getattr(st, spec.strategy["kind"])(**kwargs)
+    if spec.convert:
+        strategy = strategy.map(getattr(builtins, spec.convert))
+    return strategy

@@ -1,0 +1,80 @@
+"""``params.yaml``: every knob of the pipeline, validated (a bad value names the param, exit 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from factory.errors import UserError
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SynthesizeParams(_Section):
+    grammar: str = "grammars/python"
+    programs_per_target_tier: int = Field(1, ge=1)
+    tiers: list[int] = [1, 2, 3, 4, 5, 6]
+    max_attempts: int = Field(30, ge=1)
+    rows_per_shard: int = Field(50_000, ge=100)
+
+    @field_validator("tiers")
+    @classmethod
+    def _tiers(cls, v: list[int]) -> list[int]:
+        if not v or any(t not in range(1, 7) for t in v) or len(set(v)) != len(v):
+            raise ValueError("tiers must be distinct values among 1..6")
+        return v
+
+
+class InputsParams(_Section):
+    per_program: int = Field(3, ge=1, le=100)
+    candidates: int = Field(12, ge=1, le=1000)
+    rows_per_shard: int = Field(50_000, ge=100)
+
+
+class ExecuteParams(_Section):
+    timeout_s: float = Field(2.0, gt=0, le=600)
+    memory_mb: int = Field(1024, ge=64)
+    max_output_repr: int = Field(2000, ge=10)
+    hash_seeds: list[int] = [1, 2]
+    workers: int = Field(0, ge=0, description="0: one per core")
+    rows_per_shard: int = Field(50_000, ge=100)
+
+    @field_validator("hash_seeds")
+    @classmethod
+    def _seeds(cls, v: list[int]) -> list[int]:
+        if len(v) != 2 or v[0] == v[1] or any(s < 1 or s > 4294967295 for s in v):
+            raise ValueError("hash_seeds must be two different integers in 1..4294967295")
+        return v
+
+
+class Params(_Section):
+    seed: int = Field(42, ge=0)
+    synthesize: SynthesizeParams = SynthesizeParams()
+    inputs: InputsParams = InputsParams()
+    execute: ExecuteParams = ExecuteParams()
+    # Sections of later stages are validated by their own modules.
+    model_config = ConfigDict(extra="allow")
+
+
+def load_params(path: str | Path = "params.yaml") -> Params:
+    """Read and validate params; a missing file or a bad value is a UserError naming it."""
+    path = Path(path)
+    try:
+        raw: Any = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise UserError(f"{path}: params file not found") from None
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path}: not valid YAML: {exc}".splitlines()[0]) from None
+    if not isinstance(raw, dict):
+        raise UserError(f"{path}: params must be a YAML mapping")
+    try:
+        return Params.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise UserError(f"{path}: param '{where}': {err['msg']} (got {err.get('input')!r})") from None
