@@ -32,6 +32,17 @@ def provenance() -> dict[str, str]:
     }
 
 
+def parse_json_object(text: str, where: str) -> dict[str, Any]:
+    """One JSON object from user input; anything else is a UserError naming ``where``."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{where}: not valid JSON ({exc.msg}, column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise UserError(f"{where}: expected a JSON object")
+    return value
+
+
 def write_json_atomic(path: str | Path, obj: Any) -> None:
     """Write ``obj`` as pretty, key-sorted JSON; readers never see a half-written file."""
     path = Path(path)

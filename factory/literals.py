@@ -8,7 +8,20 @@ from typing import Any
 
 from factory.errors import UserError
 
-LITERAL_TYPES = (int, float, complex, bool, str, bytes, type(None), list, tuple, dict, set, frozenset)
+LITERAL_TYPES = (
+    int,
+    float,
+    complex,
+    bool,
+    str,
+    bytes,
+    type(None),
+    list,
+    tuple,
+    dict,
+    set,
+    frozenset,
+)
 
 
 def parse_args(text: str) -> tuple[Any, ...]:

@@ -20,6 +20,7 @@ class SynthesizeParams(_Section):
     programs_per_target_tier: int = Field(1, ge=1)
     tiers: list[int] = [1, 2, 3, 4, 5, 6]
     max_attempts: int = Field(30, ge=1)
+    workers: int = Field(0, ge=0, description="processes; 0: one per core")
     rows_per_shard: int = Field(50_000, ge=100)
 
     @field_validator("tiers")
@@ -33,6 +34,7 @@ class SynthesizeParams(_Section):
 class InputsParams(_Section):
     per_program: int = Field(3, ge=1, le=100)
     candidates: int = Field(12, ge=1, le=1000)
+    timeout_s: float = Field(0.5, gt=0, le=600)
     rows_per_shard: int = Field(50_000, ge=100)
 
 

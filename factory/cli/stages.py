@@ -43,7 +43,9 @@ def inputs(
 
 
 @grammar_app.command("check")
-def grammar_check(folder: Path = typer.Argument(Path("grammars/python"), help="A language folder.")) -> None:
+def grammar_check(
+    folder: Path = typer.Argument(Path("grammars/python"), help="A language folder."),
+) -> None:
     """Validate a grammar folder; problems are reported as file:line: message (exit 2)."""
     from factory.grammar.loader import load_grammar
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from hypothesis import strategies as st
 
 from factory.errors import UserError
 from factory.grammar.model import ArgSpec, Call, Grammar, Operation, Predicate, TypeSpec
@@ -22,10 +23,10 @@ from factory.grammar.sources import SOURCES
 from factory.grammar.types import Type, parse_type
 
 PLACEHOLDER_NAME = "recv"
+# Any public strategy function of hypothesis.strategies may be a type's ``strategy.kind``.
 STRATEGY_KINDS = {
-    "integers", "floats", "booleans", "text", "characters", "binary", "lists", "sets",
-    "frozensets", "dictionaries", "tuples", "sampled_from", "just",
-}  # fmt: skip
+    name for name in dir(st) if not name.startswith("_") and callable(getattr(st, name)) and name.islower()
+}
 CONTROL_FLOW = {"if", "if_else", "if_elif_else", "for", "for_range", "while"}
 LENGTH_RESULT = {"unknown", "same", "grow"}
 LENGTH_RECV = {"same", "shrink", "grow", "clear"}
@@ -96,7 +97,11 @@ class _File:
         try:
             expr = ast.parse(text if "(" in text else f"{text}()", mode="eval").body
         except SyntaxError:
-            hint = " (quote it: YAML splits unquoted commas in [...] lists)" if text.count("(") != text.count(")") else ""
+            hint = (
+                " (quote it: YAML splits unquoted commas in [...] lists)"
+                if text.count("(") != text.count(")")
+                else ""
+            )
             raise self.error(node, f"{where}: cannot parse {text!r} as name(args){hint}", key) from None
         if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Name) or expr.keywords:
             raise self.error(node, f"{where}: {text!r} must look like name(args)", key)
@@ -109,7 +114,11 @@ class _File:
                 try:
                     args.append(ast.literal_eval(arg))
                 except ValueError:
-                    raise self.error(node, f"{where}: argument {ast.unparse(arg)!r} of {text!r} must be a name or a literal", key) from None  # noqa: E501
+                    raise self.error(
+                        node,
+                        f"{where}: argument {ast.unparse(arg)!r} of {text!r} must be a name or a literal",
+                        key,
+                    ) from None  # noqa: E501
                 literal.append(True)
         return Call(expr.func.id, tuple(args), tuple(literal))
 
@@ -172,7 +181,11 @@ def _parse_operation(f: _File, node: Any, owner: str, known_types: set[str]) -> 
             source = f.call(spec, "from", spec["from"], f"{where} arg '{arg_name}'")
             arity = SOURCES.get(source.name)
             if arity is None:
-                raise f.error(spec, f"{where}: unknown value source '{source.name}' (known: {', '.join(sorted(SOURCES))})", "from")  # noqa: E501
+                raise f.error(
+                    spec,
+                    f"{where}: unknown value source '{source.name}' (known: {', '.join(sorted(SOURCES))})",
+                    "from",
+                )  # noqa: E501
             if arity >= 0 and len(source.args) != arity:
                 raise f.error(spec, f"{where}: '{source.name}' takes {arity} argument(s)", "from")
         args.append(ArgSpec(arg_name, arg_type, source))
@@ -252,22 +265,36 @@ def _check_known(f: _File, node: _Node, t: Type, known: set[str], where: str) ->
 
 def _parse_type_file(f: _File, data: _Node) -> TypeSpec:
     allowed = {
-        "type", "params", "names", "strategy", "convert", "constants", "literal", "iterates",
-        "operations", "doc",
+        "type", "params", "names", "strategy", "element_strategy", "convert", "constants", "literal",
+        "iterates", "operations", "doc",
     }  # fmt: skip
     f.check_keys(data, allowed, "type file")
     name = f.require(data, "type", str, "type file")
     params = tuple(data.get("params") or ())
     for p in params:
         if not (isinstance(p, str) and len(p) == 1 and p.isupper()):
-            raise f.error(data, f"type '{name}': params must be single upper-case letters, got {p!r}", "params")
+            raise f.error(
+                data,
+                f"type '{name}': params must be single upper-case letters, got {p!r}",
+                "params",
+            )
     names = data.get("names") or []
     if not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
         raise f.error(data, f"type '{name}': 'names' must be a non-empty list of identifiers", "names")
     strategy = f.require(data, "strategy", dict, f"type '{name}'")
-    kind = strategy.get("kind")
-    if kind not in STRATEGY_KINDS:
-        raise f.error(strategy, f"type '{name}': strategy kind {kind!r} is not one of {sorted(STRATEGY_KINDS)}", "kind")  # noqa: E501
+    element_strategy = data.get("element_strategy")
+    for strat in (strategy, element_strategy):
+        if strat is None:
+            continue
+        if not isinstance(strat, dict):
+            raise f.error(data, f"type '{name}': element_strategy must be a mapping", "element_strategy")
+        kind = strat.get("kind")
+        if kind not in STRATEGY_KINDS:
+            raise f.error(
+                strat,
+                f"type '{name}': strategy kind {kind!r} is not a hypothesis.strategies function",
+                "kind",
+            )  # noqa: E501
     for bound in ("min_size", "max_size", "min_value", "max_value"):
         if bound in strategy and not isinstance(strategy[bound], (int, float)):
             raise f.error(strategy, f"type '{name}': strategy {bound} must be a number", bound)
@@ -282,12 +309,14 @@ def _parse_type_file(f: _File, data: _Node) -> TypeSpec:
         try:
             ast.literal_eval(str(c))
         except (ValueError, SyntaxError):
-            raise f.error(data, f"type '{name}': constant {c!r} is not a Python literal", "constants") from None
+            raise f.error(
+                data, f"type '{name}': constant {c!r} is not a Python literal", "constants"
+            ) from None
     literal = data.get("literal")
     if not constants and not literal:
         raise f.error(data, f"type '{name}': needs 'constants' (scalars) or 'literal' (containers)")
     if literal is not None:
-        f.check_keys(literal, {"form", "empty", "item", "max_size"}, f"type '{name}' literal")
+        f.check_keys(literal, {"form", "empty", "item", "min_size", "max_size"}, f"type '{name}' literal")
         f.require(literal, "form", str, f"type '{name}' literal")
         f.require(literal, "empty", str, f"type '{name}' literal")
     return TypeSpec(
@@ -295,6 +324,7 @@ def _parse_type_file(f: _File, data: _Node) -> TypeSpec:
         params=params,
         names=tuple(names),
         strategy=dict(strategy),
+        element_strategy=dict(element_strategy) if element_strategy else None,
         convert=data.get("convert"),
         constants=tuple(str(c) for c in constants),
         literal=dict(literal) if literal else None,
@@ -333,7 +363,11 @@ def load_grammar(folder: str | Path) -> Grammar:
     for f, data in type_files:
         spec = _parse_type_file(f, data)
         if spec.name in grammar.types:
-            raise f.error(data, f"type '{spec.name}' is defined twice (also in {grammar.types[spec.name].file})", "type")
+            raise f.error(
+                data,
+                f"type '{spec.name}' is defined twice (also in {grammar.types[spec.name].file})",
+                "type",
+            )
         grammar.types[spec.name] = spec
     known = set(grammar.types) | {"none"}
     for f, data in type_files:
@@ -341,7 +375,9 @@ def load_grammar(folder: str | Path) -> Grammar:
 
     statements = [(f, d) for f, d in loaded if "statements" in d]
     if len(statements) != 1:
-        raise GrammarError(f"{folder}:0: expected exactly one file with a 'statements:' section, found {len(statements)}")
+        raise GrammarError(
+            f"{folder}:0: expected exactly one file with a 'statements:' section, found {len(statements)}"
+        )
     _parse_statements(*statements[0], grammar, known)
 
     seen: dict[str, str] = {}
@@ -360,12 +396,20 @@ def load_grammar(folder: str | Path) -> Grammar:
         for node in ops_node:
             ops = _parse_operation(f, node, owner, known)
             if ops[0].op_id in seen:
-                raise f.error(node, f"operation '{ops[0].op_id}' defined twice (first at {seen[ops[0].op_id]})", "name")
+                raise f.error(
+                    node,
+                    f"operation '{ops[0].op_id}' defined twice (first at {seen[ops[0].op_id]})",
+                    "name",
+                )
             seen[ops[0].op_id] = f"{f.name}:{node.line}"
             for op in ops:
                 for req in op.requires:
                     if req.name not in grammar.predicates:
-                        raise f.error(node, f"operation '{op.name}': unknown predicate '{req.name}'", "requires")
+                        raise f.error(
+                            node,
+                            f"operation '{op.name}': unknown predicate '{req.name}'",
+                            "requires",
+                        )
             grammar.operations.extend(ops)
     return grammar
 
@@ -374,12 +418,20 @@ def _check_strategy_refs(f: _File, data: _Node, grammar: Grammar) -> None:
     strategy = data["strategy"]
     params = set(data.get("params") or ())
     for key in ("elements", "keys", "values"):
-        if key in strategy and strategy[key] not in params:
-            raise f.error(strategy, f"type '{data['type']}': strategy {key} must name a type parameter {sorted(params)}", key)  # noqa: E501
+        if isinstance(strategy.get(key), str) and strategy[key] not in params:
+            raise f.error(
+                strategy,
+                f"type '{data['type']}': strategy {key} must name a type parameter {sorted(params)}",
+                key,
+            )  # noqa: E501
 
 
 def _parse_statements(f: _File, data: _Node, grammar: Grammar, known: set[str]) -> None:
-    f.check_keys(data, {"statements", "element_types", "predicates", "control_flow", "doc"}, "statements file")
+    f.check_keys(
+        data,
+        {"statements", "element_types", "predicates", "control_flow", "doc"},
+        "statements file",
+    )
     elements = data.get("element_types") or []
     if not elements:
         raise f.error(data, "statements: 'element_types' must list the types type variables bind to")
@@ -399,7 +451,11 @@ def _parse_statements(f: _File, data: _Node, grammar: Grammar, known: set[str]) 
     flow = data.get("control_flow") or {}
     for name, weight in flow.items():
         if name not in CONTROL_FLOW:
-            raise f.error(flow, f"control_flow: unknown construct '{name}' (known: {sorted(CONTROL_FLOW)})", name)
+            raise f.error(
+                flow,
+                f"control_flow: unknown construct '{name}' (known: {sorted(CONTROL_FLOW)})",
+                name,
+            )
         if not isinstance(weight, (int, float)) or weight < 0:
             raise f.error(flow, f"control_flow: weight of '{name}' must be a number ≥ 0", name)
     grammar.control_flow = dict(flow)

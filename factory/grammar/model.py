@@ -62,6 +62,7 @@ class TypeSpec:
     params: tuple[str, ...]
     names: tuple[str, ...]
     strategy: dict[str, Any]  # {"kind": <hypothesis.strategies function>, **kwargs}
+    element_strategy: dict[str, Any] | None  # used instead inside containers (short strings)
     convert: str | None  # builtin applied to a drawn value (``tuple`` for tuples)
     constants: tuple[str, ...]  # literal texts for scalar types
     literal: dict[str, Any] | None  # display form for container constants

@@ -18,28 +18,30 @@ def strategy_for(grammar: Grammar, t: Type) -> st.SearchStrategy:
     """The strategy that draws an input value of concrete type ``t``.
 
     A type's ``strategy`` is ``{kind: <hypothesis.strategies function>, **kwargs}``; the values of
-    ``elements``/``keys``/``values`` name type parameters and become those types' strategies;
+    ``elements``/``keys``/``values`` name type parameters and become those types' strategies
+    (their ``element_strategy`` when they declare one: short strings inside a list, say);
     ``convert`` names a builtin applied to each drawn value (``tuple`` turns a list into a tuple).
     """
-    return _cached(grammar, t)
+    return _cached(grammar, t, False)
 
 
 @lru_cache(maxsize=1024)
-def _cached(grammar: Grammar, t: Type) -> st.SearchStrategy:
+def _cached(grammar: Grammar, t: Type, as_element: bool) -> st.SearchStrategy:
     spec = grammar.types.get(t.name)
     if spec is None:
         raise UserError(f"no grammar type '{t.name}' to draw inputs of type {t}")
     if len(t.args) != len(spec.params):
         raise UserError(f"type {t} needs {len(spec.params)} type argument(s) ({spec.file}:{spec.line})")
     binding = dict(zip(spec.params, t.args, strict=True))
-    kwargs = {k: v for k, v in spec.strategy.items() if k != "kind"}
+    chosen = spec.element_strategy if as_element and spec.element_strategy else spec.strategy
+    kwargs = {k: v for k, v in chosen.items() if k != "kind"}
     for key in _TYPE_PARAM_KEYS:
-        if key in kwargs:
-            kwargs[key] = _cached(grammar, binding[kwargs[key]])
-    if spec.strategy["kind"] == "tuples":
-        strategy = st.tuples(*(_cached(grammar, a) for a in t.args))
+        if isinstance(kwargs.get(key), str):
+            kwargs[key] = _cached(grammar, binding[kwargs[key]], True)
+    if chosen["kind"] == "tuples":
+        strategy = st.tuples(*(_cached(grammar, a, True) for a in t.args))
     else:
-        strategy = getattr(st, spec.strategy["kind"])(**kwargs)
+        strategy = getattr(st, chosen["kind"])(**kwargs)
     if spec.convert:
         strategy = strategy.map(getattr(builtins, spec.convert))
     return strategy

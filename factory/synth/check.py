@@ -18,7 +18,7 @@ import tree_sitter_python
 from tree_sitter import Language, Node, Parser
 
 from factory.grammar.model import Grammar
-from factory.synth.generator import ENTRY, HELPER, TIERS
+from factory.synth.tiers import ENTRY, HELPER, TIERS
 
 Signature = tuple
 _PARSER = Parser(Language(tree_sitter_python.language()))
@@ -40,12 +40,21 @@ def walk(node: Node) -> Iterator[Node]:
         yield from walk(child)
 
 
-def signatures(node: Node, local_functions: frozenset[str] = frozenset()) -> list[Signature]:
-    """Operation shapes in pre-order: ("method", name), ("call", name), ("binop", "+"), ...."""
+def signatures(
+    node: Node,
+    local_functions: frozenset[str] = frozenset(),
+    literals: frozenset[str] = frozenset(),
+) -> list[Signature]:
+    """Operation shapes in pre-order: ("method", name), ("call", name), ("binop", "+"), ....
+
+    ``literals`` are texts that are constants even though they parse as calls (``set()``).
+    """
     found: list[Signature] = []
     skip: set[int] = set()
     for n in walk(node):
         kind = n.type
+        if kind == "call" and _text(n) in literals:
+            continue
         if kind == "call":
             func = n.child_by_field_name("function")
             if func.type == "attribute":
@@ -144,7 +153,9 @@ def _while_bounded(loop: Node) -> bool:
     """``while c < N:`` whose body ends with ``c += <positive int>``, never assigns ``c`` or N
     elsewhere and has no ``continue`` (which would skip the increment); N a literal or a name."""
     test = loop.child_by_field_name("condition")
-    if test.type != "comparison_operator" or [_text(o) for o in test.children_by_field_name("operators")] != ["<"]:
+    if test.type != "comparison_operator" or [_text(o) for o in test.children_by_field_name("operators")] != [
+        "<"
+    ]:
         return False
     counter, bound = test.named_children
     if counter.type != "identifier" or bound.type not in ("integer", "identifier"):
@@ -205,7 +216,8 @@ def check_program(source: str, tier: int, target: str, grammar: Grammar) -> list
             rows.add(n.start_point[0])
     op = grammar.op(target)
     key, allowed = template_signatures(op.template, op.statement)
-    found = Counter(signatures(root, frozenset(names)))
+    empty_forms = frozenset(t.literal["empty"] for t in grammar.types.values() if t.literal)
+    found = Counter(signatures(root, frozenset(names), empty_forms))
     if found[key] < 2:
         reasons.append("target:used_fewer_than_2")
     others = [s for s in found if s not in allowed]

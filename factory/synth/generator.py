@@ -11,36 +11,14 @@ from __future__ import annotations
 
 import ast
 import random
-import re
 from dataclasses import dataclass, field
 
 from factory.grammar.model import Grammar, Operation
 from factory.grammar.sources import IMPLEMENTATIONS
 from factory.grammar.types import Type, parse_type, unify
+from factory.synth.check import template_signatures
 from factory.synth.render import For, Function, If, Stmt, While, render
-
-ENTRY = "f"
-HELPER = "g"
-
-
-@dataclass(frozen=True)
-class Tier:
-    """A curriculum level: control-flow nesting depth, other operations, helper function."""
-
-    level: int
-    depth: int
-    other_ops: bool
-    helper: bool
-
-
-TIERS = {
-    1: Tier(1, depth=0, other_ops=False, helper=False),
-    2: Tier(2, depth=0, other_ops=True, helper=False),
-    3: Tier(3, depth=1, other_ops=True, helper=False),
-    4: Tier(4, depth=2, other_ops=True, helper=False),
-    5: Tier(5, depth=3, other_ops=True, helper=False),
-    6: Tier(6, depth=3, other_ops=True, helper=True),
-}
+from factory.synth.tiers import ENTRY, HELPER, TIERS
 
 
 class GenerationFailed(Exception):
@@ -80,10 +58,28 @@ def _is_atomic_code(code: str) -> bool:
         node = ast.parse(code, mode="eval").body
     except SyntaxError:
         return False
-    atomic = (ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.List, ast.Dict, ast.Set, ast.Tuple)
+    atomic = (
+        ast.Name,
+        ast.Call,
+        ast.Attribute,
+        ast.Subscript,
+        ast.List,
+        ast.Dict,
+        ast.Set,
+        ast.Tuple,
+    )
     if isinstance(node, ast.Constant):
         return not (isinstance(node.value, (int, float)) and node.value < 0)
     return isinstance(node, atomic)
+
+
+def _fill(template: str, placeholder: str, e: Expr) -> str:
+    """The text of ``e`` for ``{placeholder}``, parenthesised where precedence needs it."""
+    if not e.atomic and _needs_parens(template, placeholder):
+        return f"({e.code})"
+    if e.code[:1].isdigit() and template.partition("{" + placeholder + "}")[2].startswith("."):
+        return f"({e.code})"  # 7.bit_length() is a syntax error
+    return e.code
 
 
 def _needs_parens(template: str, placeholder: str) -> bool:
@@ -99,7 +95,15 @@ def _needs_parens(template: str, placeholder: str) -> bool:
 class ProgramBuilder:
     """Builds one program for a target operation and tier from a seeded RNG."""
 
-    def __init__(self, grammar: Grammar, target: str, tier: int, rng: random.Random, *, max_statements: int = 6):
+    def __init__(
+        self,
+        grammar: Grammar,
+        target: str,
+        tier: int,
+        rng: random.Random,
+        *,
+        max_statements: int = 6,
+    ):
         self.g = grammar
         self.target = target
         self.tier = TIERS[tier]
@@ -108,6 +112,8 @@ class ProgramBuilder:
         self.target_variants = [op for op in grammar.operations if op.op_id == target]
         if not self.target_variants:
             raise KeyError(target)
+        first = self.target_variants[0]
+        self.target_shapes = template_signatures(first.template, first.statement)[1]
         self.scope: list[Var] = []
         self.used_names: set[str] = {ENTRY, HELPER}
         self.results: list[str] = []
@@ -140,8 +146,9 @@ class ProgramBuilder:
             return self.rng.choice(pool)
         if spec.literal is None:
             raise GenerationFailed(f"no literal form for {t}")
-        n = self.rng.randint(0, int(spec.literal.get("max_size", 3)))
-        if n == 0:
+        low = int(spec.literal.get("min_size", 0))
+        n = self.rng.randint(max(low, 1), max(int(spec.literal.get("max_size", 3)), low, 1))
+        if low == 0 and self.rng.random() < 0.1:
             return spec.literal["empty"]
         binding = dict(zip(spec.params, t.args, strict=True))
         item_form = spec.literal.get("item")
@@ -154,7 +161,12 @@ class ProgramBuilder:
                 elem = binding[spec.params[0]] if spec.params else t
                 items.append(self.constant(elem, short=True))
         items = list(dict.fromkeys(items))
-        return spec.literal["form"].format(items=", ".join(items))
+        code = spec.literal["form"].format(items=", ".join(items))
+        try:
+            ast.literal_eval(code)
+        except (TypeError, ValueError, SyntaxError):  # e.g. a set of lists: unhashable
+            raise GenerationFailed(f"no valid constant of type {t}") from None
+        return code
 
     # --- names and types -----------------------------------------------------------------------
     def fresh_name(self, t: Type) -> str:
@@ -186,7 +198,9 @@ class ProgramBuilder:
         return parse_type(spec.iterates).substitute(dict(zip(spec.params, t.args, strict=True)))
 
     # --- expressions ---------------------------------------------------------------------------
-    def ops_returning(self, want: Type, allow_target: bool, allow_other: bool) -> list[tuple[Operation, dict]]:
+    def ops_returning(
+        self, want: Type, allow_target: bool, allow_other: bool
+    ) -> list[tuple[Operation, dict]]:
         """Operations that can produce ``want``; a mutating one only if it has a variable to act on."""
         found = []
         for op in _returning_index(self.g).get(want.name, ()) + _returning_index(self.g).get("", ()):
@@ -196,37 +210,61 @@ class ProgramBuilder:
             binding = unify(op.returns, want)
             if binding is None:
                 continue
-            if op.mutates and not any(unify(op.receiver, v.type, binding) for v in self.scope if not v.frozen):
+            if op.mutates and not any(
+                unify(op.receiver, v.type, binding) for v in self.scope if not v.frozen
+            ):
                 continue
             found.append((op, binding))
         return found
 
     def expr(self, want: Type, budget: int, *, nest_target: bool = False) -> Expr:
-        """An expression of type ``want``: a variable, a constant or an operation."""
+        """An expression of type ``want``, built over the program's variables where possible:
+        a variable, an operation on a variable, a nested target use, or a constant."""
         allow_other = self.tier.other_ops and budget > 0
         allow_target = budget > 0
         candidates = self.ops_returning(want, allow_target, allow_other)
-        targets = [c for c in candidates if c[0].op_id == self.target]
         roll = self.rng.random()
-        if nest_target and targets and roll < 0.7:
-            return self.apply(*self.rng.choice(targets), budget - 1)
+        if nest_target and budget > 1 and roll < 0.7:
+            targets = [c for c in candidates if c[0].op_id == self.target]
+            if targets:
+                return self.apply(*self.rng.choice(targets), budget - 1)
         variables = [v for v in self.scope if v.type == want]
-        if variables and roll < 0.75:
-            var = self.rng.choice(variables)
-            return Expr(var.name, want, True, min_len=self.effective_len(var))
-        if candidates and roll < 0.9:
-            op, binding = self.rng.choice(candidates)
-            return self.apply(op, binding, budget - 1)
+        if variables and roll < 0.7:
+            return self.var_expr(self.rng.choice(variables))
         spec = self.g.types.get(want.name)
-        if spec is not None and (spec.constants or spec.literal):
+        scalar = spec is not None and bool(spec.constants)
+        if candidates and (roll < 0.9 or not (variables or scalar)):
+            anchored = self.anchored(candidates)
+            if anchored:
+                op, binding, var = self.rng.choice(anchored)
+                return self.apply(op, binding, budget - 1, receiver=var)
+        if scalar:
             code = self.constant(want)
             return Expr(code, want, _is_atomic_code(code), min_len=_literal_len(code))
         if variables:
-            var = self.rng.choice(variables)
-            return Expr(var.name, want, True, min_len=self.effective_len(var))
+            return self.var_expr(self.rng.choice(variables))
+        if spec is not None and spec.literal:
+            code = self.constant(want)
+            return Expr(code, want, _is_atomic_code(code), min_len=_literal_len(code))
         if candidates:
             return self.apply(*self.rng.choice(candidates), max(budget - 1, 0))
         raise GenerationFailed(f"no expression of type {want}")
+
+    def var_expr(self, var: Var) -> Expr:
+        return Expr(var.name, var.type, True, min_len=self.effective_len(var))
+
+    def anchored(self, candidates: list[tuple[Operation, dict]]) -> list[tuple[Operation, dict, Var]]:
+        """Some of the candidate operations whose receiver can be a variable in scope."""
+        picked = self.rng.sample(candidates, min(len(candidates), 12))
+        found = []
+        for op, binding in picked:
+            for var in self.scope:
+                if (op.mutates or op.statement) and var.frozen:
+                    continue
+                bound = unify(op.receiver, var.type, binding)
+                if bound is not None:
+                    found.append((op, bound, var))
+        return found
 
     def effective_len(self, var: Var) -> int:
         # Inside a loop a variable may have been shrunk by earlier iterations: assume nothing.
@@ -236,7 +274,9 @@ class ProgramBuilder:
         options = [v for v in self.scope if v.type == t and not v.frozen]
         return self.rng.choice(options) if options else None
 
-    def apply(self, op: Operation, binding: dict[str, Type], budget: int, *, receiver: Var | None = None) -> Expr:
+    def apply(
+        self, op: Operation, binding: dict[str, Type], budget: int, *, receiver: Var | None = None
+    ) -> Expr:
         """Fill an operation's template; the receiver is a variable when the operation mutates."""
         binding = self.random_binding(op, binding)
         recv_type = op.receiver.substitute(binding)
@@ -252,7 +292,7 @@ class ProgramBuilder:
                     recv_type = receiver.type
             if receiver is None:
                 raise GenerationFailed(f"no variable of type {recv_type} to mutate")
-        if receiver is None and not (is_target and self.rng.random() < 0.4):
+        if receiver is None and not (is_target and self.rng.random() < 0.2):
             # Operations mostly act on the program's variables, not on constants.
             options = [v for v in self.scope if v.type == recv_type]
             receiver = self.rng.choice(options) if options and self.rng.random() < 0.85 else None
@@ -269,13 +309,10 @@ class ProgramBuilder:
                 code = impl(self, arg_type, *arg.source.args)
                 parts[arg.name] = Expr(code, arg_type, _is_atomic_code(code), min_len=_literal_len(code))
             else:
-                parts[arg.name] = self.expr(arg_type, budget, nest_target=is_target and self.rng.random() < 0.3)
-        code = op.template.format(
-            **{
-                name: f"({e.code})" if not e.atomic and _needs_parens(op.template, name) else e.code
-                for name, e in parts.items()
-            }
-        )
+                parts[arg.name] = self.expr(
+                    arg_type, budget, nest_target=is_target and self.rng.random() < 0.3
+                )
+        code = op.template.format(**{name: _fill(op.template, name, e) for name, e in parts.items()})
         guards = [g for e in parts.values() for g in e.guards]
         for req in op.requires:
             pred = self.g.predicates[req.name]
@@ -291,10 +328,15 @@ class ProgramBuilder:
             op.returns.substitute(binding) if op.returns else recv_type,
             _is_atomic_code(code),
             target_uses=sum(e.target_uses for e in parts.values()) + is_target,
-            other_uses=sum(e.other_uses for e in parts.values()) + (not is_target),
+            other_uses=sum(e.other_uses for e in parts.values()) + self.is_other(op),
             min_len=result_len,
             guards=guards,
         )
+
+    def is_other(self, op: Operation) -> bool:
+        """Whether ``op`` reads as another operation than the target (by its shape, as the static
+        check sees it: ``len`` of a set and ``len`` of a str look the same)."""
+        return template_signatures(op.template, op.statement)[0] not in self.target_shapes
 
     def apply_length_effect(self, var: Var, effect: str) -> None:
         if effect == "clear":
@@ -316,7 +358,11 @@ class ProgramBuilder:
 
     def _simple_statement(self, want_target: bool) -> tuple[str, Expr]:
         use_target = want_target or not self.tier.other_ops
-        pool = self.target_variants if use_target else [op for op in self.g.operations if op.op_id != self.target]
+        pool = (
+            self.target_variants
+            if use_target
+            else [op for op in self.g.operations if op.op_id != self.target]
+        )
         op = self.rng.choice(pool)
         receiver = None
         binding: dict[str, Type] = {}
@@ -330,7 +376,7 @@ class ProgramBuilder:
             e = self.apply(op, binding, budget=2, receiver=receiver)
             self.note_result(receiver.name)
             return e.code, e
-        e = self.apply(op, binding, budget=2 if self.tier.level > 1 else 3, receiver=receiver)
+        e = self.apply(op, binding, budget=2, receiver=receiver)
         reuse = [v for v in self.scope if v.type == e.type and not v.frozen and v.name in e.code]
         if reuse and self.rng.random() < 0.5:
             var = self.rng.choice(reuse)
@@ -361,7 +407,6 @@ class ProgramBuilder:
 
     def condition(self) -> Expr:
         """A test over a variable in scope: a boolean operation with that variable as receiver."""
-        bool_t = Type("bool")
         options = []
         for op in _returning_index(self.g).get("bool", ()):
             if not op.mutates:
@@ -426,7 +471,9 @@ class ProgramBuilder:
                 test2 = self.condition()
                 counts["other"] += test2.other_uses
                 counts["target"] += test2.target_uses
-                node.elifs.append((test2.code, self.branch(depth + 1, depth + 1, self.rng.randint(1, 2), counts)))
+                node.elifs.append(
+                    (test2.code, self.branch(depth + 1, depth + 1, self.rng.randint(1, 2), counts))
+                )
             if kind in ("if_else", "if_elif_else"):
                 node.orelse = self.branch(depth + 1, depth + 1, 1, counts)
         elif kind == "for":
@@ -466,7 +513,9 @@ class ProgramBuilder:
         binding = self.random_binding(op)
         wanted = [op.receiver.substitute(binding)]
         wanted += [a.type.substitute(binding) for a in op.args if a.source is None]
-        extra_pool = [t for t in self.g.element_types] + [Type("list", (self.rng.choice(self.g.element_types),))]
+        extra_pool = [t for t in self.g.element_types] + [
+            Type("list", (self.rng.choice(self.g.element_types),))
+        ]
         while len(wanted) < count:
             wanted.append(self.rng.choice(extra_pool))
         params = []
@@ -533,7 +582,7 @@ class ProgramBuilder:
             self.used_names = {ENTRY, HELPER, "arg"} | {p.name for p in params}
             var = Var(self.fresh_name(helper_type), helper_type, 0)
             prelude = (f"{var.name} = {HELPER}({params[0].name})", var)
-        n = self.rng.randint(2, 4) if self.tier.depth == 0 else self.rng.randint(1, 3)
+        n = self.rng.randint(2 + self.tier.other_ops, 4) if self.tier.depth == 0 else self.rng.randint(1, 3)
         entry, _ = self.function(ENTRY, params, self.tier.depth, n, counts, prelude=prelude)
         functions.append(entry)
         if counts["target"] < 2:
@@ -575,7 +624,7 @@ def _self_comparison(code: str) -> bool:
 def _literal_len(code: str) -> int:
     try:
         value = ast.literal_eval(code)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError):
         return 0
     try:
         return len(value)
@@ -583,7 +632,9 @@ def _literal_len(code: str) -> int:
         return 0
 
 
-def generate_program(grammar: Grammar, target: str, tier: int, rng: random.Random, attempts: int = 30) -> Program:
+def generate_program(
+    grammar: Grammar, target: str, tier: int, rng: random.Random, attempts: int = 30
+) -> Program:
     """Draw programs until one builds; the same RNG state gives the same program."""
     last: Exception | None = None
     for _ in range(attempts):

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
+import multiprocessing
+import os
 import random
 from collections import Counter
 from collections.abc import Iterator
@@ -57,27 +60,54 @@ def synthesize_one(grammar: Grammar, seed: int, index: int, target: str, tier: i
     return generate_program(grammar, target, tier, random.Random(f"{seed}:{index}"), attempts=attempts)
 
 
-def run_synthesize_stage(seed: int, params: SynthesizeParams, out_dir: str | Path, stats_path: str | Path) -> StageStats:
-    import json
+def _draw(job: tuple[int, str, int]) -> tuple[int, str, int, Program | None, str | None]:
+    """Worker side: generate and check one program (the grammar comes from the forked parent)."""
+    index, target, tier = job
+    grammar, seed, attempts = _WORKER_STATE
+    try:
+        program = synthesize_one(grammar, seed, index, target, tier, attempts)
+    except GenerationFailed:
+        return index, target, tier, None, "generation_failed"
+    reasons = check_program(program.source, tier, target, grammar)
+    return index, target, tier, program, f"tier_check:{reasons[0]}" if reasons else None
 
+
+_WORKER_STATE: tuple[Grammar, int, int] = None  # type: ignore[assignment]
+
+
+def _drawn(
+    grammar: Grammar, seed: int, params: SynthesizeParams, jobs: list[tuple[int, str, int]]
+) -> Iterator:
+    """Programs in job order, drawn by ``params.workers`` forked processes (1: in-process)."""
+    global _WORKER_STATE
+    _WORKER_STATE = (grammar, seed, params.max_attempts)
+    workers = params.workers or os.cpu_count() or 1
+    if workers == 1 or len(jobs) < 200:
+        yield from map(_draw, jobs)
+        return
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        yield from pool.imap(_draw, jobs, chunksize=64)
+
+
+def run_synthesize_stage(
+    seed: int, params: SynthesizeParams, out_dir: str | Path, stats_path: str | Path
+) -> StageStats:
+    """Draw every (target, tier) job, keep programs that pass the tier check, drop duplicates."""
     grammar = load_grammar(params.grammar)
     stats = StageStats("synthesize")
     jobs = list(plan(grammar, params))
     seen: set[str] = set()
     per_tier: Counter = Counter()
     per_target: Counter = Counter()
-    with ShardWriter(out_dir, PROGRAMS_SCHEMA, params.rows_per_shard) as out, progress("synthesize", len(jobs)) as advance:
-        for index, target, tier in jobs:
+    with (
+        ShardWriter(out_dir, PROGRAMS_SCHEMA, params.rows_per_shard) as out,
+        progress("synthesize", len(jobs)) as advance,
+    ):
+        for index, target, tier, program, dropped in _drawn(grammar, seed, params, jobs):
             stats.items_in += 1
             advance(1)
-            try:
-                program = synthesize_one(grammar, seed, index, target, tier, params.max_attempts)
-            except GenerationFailed:
-                stats.drop("generation_failed")
-                continue
-            reasons = check_program(program.source, tier, target, grammar)
-            if reasons:
-                stats.drop(f"tier_check:{reasons[0]}")
+            if dropped:
+                stats.drop(dropped)
                 continue
             pid = program_id(program.source)
             if pid in seen:

@@ -1,0 +1,219 @@
+"""``execverify run`` (a program, or a JSONL batch, in the sandbox) and ``execverify execute``.
+
+``run`` goes through the same Executor as the execute stage: both hash seeds, the worker pool,
+the same statuses. A batch is read and checked whole before anything runs, so a bad line never
+leaves half an output behind.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from factory.cli import app
+from factory.errors import UserError
+from factory.io import parse_json_object
+from factory.literals import parse_args
+
+RESULT_KEYS = ("status", "output_repr", "output_type")
+
+
+@app.command("run")
+def run_command(
+    file: Annotated[Path | None, typer.Argument(help="Python file that defines the entry function.")] = None,
+    entry: Annotated[str, typer.Option("--entry", help="Entry function name.")] = "f",
+    args: Annotated[
+        str | None,
+        typer.Option("--args", help="Argument list as literal text, e.g. \"[1, 2], 'ab'\"."),
+    ] = None,
+    batch: Annotated[
+        str | None,
+        typer.Option(
+            "--batch",
+            help="JSONL of cases ({source, entry, args} or CRUXEval's {code, input}); - is stdin.",
+        ),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON (one line per case).")] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per case.")] = 2.0,
+    memory_mb: Annotated[int, typer.Option("--memory-mb", help="Address-space cap.")] = 1024,
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Workers per hash seed (default: CPUs).")
+    ] = None,
+) -> None:
+    """Run a program on one input (or a batch of cases) in the sandbox, under two hash seeds."""
+    if timeout <= 0:
+        raise UserError(f"--timeout must be positive, got {timeout}")
+    if memory_mb < 64:
+        raise UserError(f"--memory-mb must be at least 64, got {memory_mb}")
+    if workers is not None and workers < 1:
+        raise UserError(f"--workers must be at least 1, got {workers}")
+    limits = {"timeout_s": timeout, "memory_mb": memory_mb}
+    if batch is not None:
+        if file is not None or args is not None:
+            raise UserError("give either FILE with --args, or --batch, not both")
+        cases = read_batch(batch)
+        _run_batch(cases, json_out, limits, workers)
+        return
+    if file is None:
+        raise UserError("missing FILE (or use --batch CASES.jsonl)")
+    if args is None:
+        raise UserError("missing --args (use --args '' for a function without arguments)")
+    case = _read_program(file, entry, args)
+    result = _run_cases([case], limits, workers=1)[0]
+    if result["status"] == "bad_program":
+        raise UserError(f"{file}: {result.get('detail', 'bad program')}")
+    shown = {key: result[key] for key in RESULT_KEYS}
+    if json_out:
+        print(json.dumps(shown))
+    else:
+        _print_table([shown], title=f"{file.name}: {entry}({args})")
+
+
+def _read_program(file: Path, entry: str, args: str) -> dict[str, Any]:
+    """Read and check the program and args in this process: bad input is a UserError."""
+    try:
+        source = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{file}: file not found") from None
+    except IsADirectoryError:
+        raise UserError(f"{file}: is a directory, not a program file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{file}: cannot read: {exc}") from None
+    try:
+        compile(source, str(file), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise UserError(f"{file}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except ValueError as exc:
+        raise UserError(f"{file}: {exc}") from None
+    if not entry.isidentifier():
+        raise UserError(f"--entry must be a function name, got {entry!r}")
+    parse_args(args)  # raises UserError naming the argument that is not a literal
+    return {"source": source, "entry": entry, "args": args}
+
+
+def read_batch(where: str) -> list[dict[str, Any]]:
+    """Parse a JSONL batch (``-``: stdin) into cases; a bad line is a UserError naming it.
+
+    A line holds ``source``, ``entry`` (default ``f``) and ``args`` (literal text), or CRUXEval's
+    ``code`` and ``input``; CRUXEval inputs are evaluated in the program's namespace, as its own
+    harness does (a few of them are expressions such as ``dict(e=1)`` or a lambda).
+    """
+    if where == "-":
+        lines = sys.stdin.read().splitlines()
+        name = "<stdin>"
+    else:
+        path = Path(where)
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            raise UserError(f"{where}: file not found") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"{where}: cannot read: {exc}") from None
+        name = where
+    cases = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        cases.append(_batch_case(line, f"{name}:{number}"))
+    return cases
+
+
+def _batch_case(line: str, where: str) -> dict[str, Any]:
+    record = parse_json_object(line, where)
+    if "source" in record:
+        case = {
+            "source": record["source"],
+            "entry": record.get("entry", "f"),
+            "args": record.get("args"),
+        }
+        keys = ("source", "entry", "args")
+    elif "code" in record:
+        case = {
+            "source": record["code"],
+            "entry": record.get("entry", "f"),
+            "args": record.get("input"),
+            "eval_args": True,
+        }
+        keys = ("code", "entry", "input")
+    else:
+        raise UserError(f"{where}: a case needs 'source' and 'args' (or CRUXEval's 'code', 'input')")
+    for key, field in zip(keys, ("source", "entry", "args"), strict=True):
+        if not isinstance(case[field], str):
+            got = "missing" if case[field] is None else type(case[field]).__name__
+            raise UserError(f"{where}: {key!r} must be a string ({got})")
+    return case
+
+
+def _run_cases(
+    cases: list[dict[str, Any]], limits: dict[str, Any], workers: int | None
+) -> list[dict[str, Any]]:
+    from factory.execute.runner import Executor
+
+    if workers is None:
+        from factory.sandbox.pool import default_workers
+
+        workers = max(1, min(default_workers(), len(cases)))
+    with Executor(workers=workers, **limits) as executor:
+        return list(executor.run(cases))
+
+
+def _run_batch(
+    cases: list[dict[str, Any]], json_out: bool, limits: dict[str, Any], workers: int | None
+) -> None:
+    results = _run_cases(cases, limits, workers)
+    shown = [{key: r[key] for key in RESULT_KEYS} for r in results]
+    if json_out:
+        out = sys.stdout
+        for item in shown:
+            out.write(json.dumps(item))
+            out.write("\n")
+        out.flush()
+    else:
+        _print_table(shown, title=f"{len(shown)} cases")
+
+
+def _print_table(results: list[dict[str, Any]], title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    if len(results) > 1:
+        table.add_column("#", justify="right")
+    table.add_column("status")
+    table.add_column("output_repr", overflow="fold")
+    table.add_column("output_type")
+    for number, r in enumerate(results, 1):
+        style = "green" if r["status"] == "ok" else "yellow"
+        cells = [f"[{style}]{r['status']}[/]", _cell(r["output_repr"]), _cell(r["output_type"])]
+        table.add_row(*([str(number)] if len(results) > 1 else []), *cells)
+    Console().print(table)
+
+
+def _cell(value: str | None) -> str:
+    from rich.markup import escape
+
+    if value is None:
+        return "—"
+    return escape(value if len(value) <= 300 else value[:300] + "…")
+
+
+@app.command("execute")
+def execute_command(
+    cases: Annotated[Path, typer.Option("--cases", help="Cases table (inputs stage output).")] = Path(
+        "data/cases"
+    ),
+    out: Annotated[Path, typer.Option("--out", help="Executions table to write.")] = Path("data/executions"),
+    stats: Annotated[Path, typer.Option("--stats", help="Stats JSON (DVC metrics).")] = Path(
+        "data/metrics/execute.json"
+    ),
+    params: Annotated[Path, typer.Option("--params", help="params.yaml")] = Path("params.yaml"),
+) -> None:
+    """Stage: run every case in the sandbox under two hash seeds; keep each case with its status."""
+    from factory.execute.stage import run_execute_stage
+    from factory.params import load_params
+
+    run_execute_stage(cases, out, stats, load_params(params).execute.model_dump())

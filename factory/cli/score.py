@@ -1,0 +1,113 @@
+"""``execverify score``: judge one completion against one task with the shared scorer (DESIGN §11).
+
+The task is one dataset row as JSON (``questions``/``tests`` may be lists or JSON text). The
+completion file holds plain text, or a JSON conversation (a list of ``{"role", "content"}``
+messages, the last assistant message is judged). For a codegen task it holds the code, fenced
+or not.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from factory.cli import app
+from factory.errors import UserError
+from factory.io import parse_json_object
+from factory.scoring import score_item
+
+
+@app.command("score")
+def score_command(
+    task: Annotated[Path, typer.Option("--task", help="Task JSON: one row of the dataset.")],
+    completion: Annotated[
+        Path, typer.Option("--completion", help="Completion: text, or a JSON list of messages.")
+    ],
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="White-box weight α in R = 2((1-α)R_io + αR_wb).")
+    ] = 0.5,
+    gated: Annotated[
+        bool, typer.Option("--gated", help="White-box reward 0 when the output is wrong.")
+    ] = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds per sandboxed run (input, codegen).")
+    ] = 5.0,
+) -> None:
+    """Score a completion: the reward and how each answer was judged."""
+    if not 0.0 <= alpha <= 1.0:
+        raise UserError(f"--alpha must be in [0, 1], got {alpha}")
+    if timeout <= 0:
+        raise UserError(f"--timeout must be positive, got {timeout}")
+    item = _read_task(task)
+    text = _read_text(completion, "completion")
+    result = score_item(item, _as_completion(text), alpha=alpha, gated=gated, timeout_s=timeout)
+    data = result.to_dict()
+    shown = {"reward": data.pop("reward"), **data}
+    if json_out:
+        print(json.dumps(shown))
+    else:
+        _print_table(shown)
+
+
+def _read_text(path: Path, what: str) -> str:
+    if not path.is_file():
+        raise UserError(f"{what} file not found: {path}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {what} file {path}: {exc}") from None
+
+
+def _read_task(path: Path) -> dict[str, Any]:
+    task = parse_json_object(_read_text(path, "task"), str(path))
+    if "family" not in task:
+        raise UserError(f"{path}: the task has no 'family'")
+    return task
+
+
+def _as_completion(text: str) -> str | list[dict[str, Any]]:
+    """A JSON list of messages is a conversation; anything else is the completion's text."""
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            return text
+        if isinstance(value, list) and value and all(isinstance(m, dict) and "content" in m for m in value):
+            return value
+    return text
+
+
+def _print_table(shown: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console()
+    title = f"{shown['family']}: reward {shown['reward']:.4g}"
+    extras = [f"{k} {shown[k]:.4g}" for k in ("r_io", "r_wb") if shown.get(k) is not None]
+    if shown.get("status"):
+        extras.append(f"sandbox {shown['status']}")
+    if extras:
+        title += " (" + ", ".join(extras) + ")"
+    table = Table(title=title)
+    table.add_column("#", justify="right")
+    table.add_column("family")
+    table.add_column("verdict")
+    table.add_column("answer / test", overflow="fold")
+    colours = {"right": "green", "wrong": "red", "unparsed": "yellow"}
+    for i, q in enumerate(shown["per_question"], 1):
+        verdict = q["verdict"]
+        shown_text = q.get("test") if q.get("test") is not None else q.get("answer")
+        table.add_row(
+            str(i),
+            q["family"],
+            Text(verdict, style=colours.get(verdict, "")),
+            Text("" if shown_text is None else str(shown_text)),  # never read as markup
+        )
+    console.print(table)
+    console.print(f"right {shown['n_right']}, wrong {shown['n_wrong']}, unparsed {shown['n_unparsed']}")

@@ -1,0 +1,164 @@
+"""Run cases under two PYTHONHASHSEED values and keep only what both runs agree on (DESIGN §4)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from factory.literals import strict_equal
+from factory.sandbox.pool import WorkerPool, map_pools
+
+NONDETERMINISTIC = "nondeterministic"
+# When the two runs end differently and one of them hit a resource limit, that limit is the more
+# useful reason (a case that ran 1.9 s under one seed and 2.1 s under the other is slow, not
+# hash-dependent).
+_RESOURCE_STATUSES = ("timeout", "memory", "crash")
+
+Agree = Callable[[dict[str, Any], dict[str, Any]], bool]
+
+
+def payload_of(case: dict[str, Any]) -> dict[str, Any]:
+    """The worker payload of a case row: ``source``, ``entry``, ``args`` (and ``eval_args``)."""
+    payload = {"source": case["source"], "entry": case.get("entry") or "f", "args": case["args"]}
+    if case.get("eval_args"):
+        payload["eval_args"] = True
+    return payload
+
+
+def same_output(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two ``ok`` results agree: equal reprs, or reprs of the same value (see ``same_value``)."""
+    if a["output_type"] != b["output_type"]:
+        return False
+    if a["output_repr"] == b["output_repr"]:
+        return True
+    try:
+        return same_value(ast.literal_eval(a["output_repr"]), ast.literal_eval(b["output_repr"]))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Sets compared as sets, everything else exactly: same types, and dicts in the same order.
+
+    (A dict whose key order follows the hash seed shows hash-dependent iteration, like a list
+    built from a set, so its two runs do not agree.)
+    """
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return len(a) == len(b) and all(
+            same_value(ka, kb) and same_value(a[ka], b[kb]) for ka, kb in zip(a, b, strict=True)
+        )
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
+    return strict_equal(a, b)
+
+
+def combine(results: Sequence[dict[str, Any]], agree: Agree | None = None) -> dict[str, Any]:
+    """One verdict from the runs of a case under several hash seeds; the first run is recorded."""
+    first = results[0]
+    status = first["status"]
+    for other in results[1:]:
+        if other["status"] != status:
+            for limit in _RESOURCE_STATUSES:
+                if any(r["status"] == limit for r in results):
+                    return _verdict(first, limit)
+            return _verdict(first, NONDETERMINISTIC)
+        if status == "ok" and not same_output(first, other):
+            return _verdict(first, NONDETERMINISTIC)
+        if agree is not None and not agree(first, other):
+            return _verdict(first, NONDETERMINISTIC)
+    return first
+
+
+def _verdict(first: dict[str, Any], status: str) -> dict[str, Any]:
+    result = dict(first)
+    result.update(status=status, output_repr=None, output_type=None)
+    return result
+
+
+class Executor:
+    """Two worker pools, one per hash seed, that run every case on both (a context manager).
+
+    The inputs stage reuses one Executor for its ``lines`` runs; the execute stage and
+    ``execverify run`` use ``run``. Pools start when the Executor is made and live until close.
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout_s: float = 2.0,
+        memory_mb: int = 1024,
+        max_output_repr: int = 2000,
+        hash_seeds: Sequence[int] = (1, 2),
+        workers: int | None = None,
+        max_output_bytes: int = 65536,
+    ) -> None:
+        seeds = list(hash_seeds)
+        if len(seeds) < 2 or len(set(seeds)) != len(seeds):
+            raise ValueError(f"hash_seeds must be at least two different seeds, got {seeds!r}")
+        self.hash_seeds = seeds
+        self.pools: list[WorkerPool] = []
+        try:
+            for seed in seeds:
+                self.pools.append(
+                    WorkerPool(
+                        workers=workers,
+                        hash_seed=seed,
+                        timeout_s=timeout_s,
+                        memory_mb=memory_mb,
+                        max_output_bytes=max_output_bytes,
+                        max_output_repr=max_output_repr,
+                    )
+                )
+        except BaseException:
+            self.close()
+            raise
+
+    def run(
+        self,
+        cases: Iterable[dict[str, Any]],
+        kind: str = "run",
+        *,
+        agree: Agree | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Yield one result per case, in order: ``status`` (``ok``, a drop reason, or
+        ``nondeterministic``), ``output_repr``, ``output_type`` (and ``lines`` for ``kind="lines"``,
+        from the first seed's run). ``agree(first, other)`` adds a comparison of two ``ok`` runs
+        (e.g. trace states); a case whose runs disagree is ``nondeterministic``.
+        """
+        payloads = (payload_of(case) for case in cases)
+        for results in map_pools(self.pools, kind, payloads):
+            yield combine(results, agree)
+
+    def close(self) -> None:
+        for pool in self.pools:
+            pool.close()
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def execute_cases(
+    cases: Iterable[dict[str, Any]],
+    *,
+    timeout_s: float = 2.0,
+    memory_mb: int = 1024,
+    max_output_repr: int = 2000,
+    hash_seeds: Sequence[int] = (1, 2),
+    workers: int | None = None,
+    kind: str = "run",
+) -> Iterator[dict[str, Any]]:
+    """Run cases (``source``, ``entry``, ``args``) under every seed; yield results in order."""
+    with Executor(
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+        max_output_repr=max_output_repr,
+        hash_seeds=hash_seeds,
+        workers=workers,
+    ) as executor:
+        yield from executor.run(cases, kind)

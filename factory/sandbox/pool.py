@@ -1,0 +1,507 @@
+"""A pool of reused sandbox worker processes for trusted programs (DESIGN §6, first kind).
+
+Each worker is a long-lived ``python -m factory.sandbox.worker`` in its own process group, started
+with one PYTHONHASHSEED (hash randomisation is fixed at interpreter start, so a pool serves one
+seed). The parent keeps a small window of jobs queued in every worker, multiplexes the pipes with
+``selectors``, and enforces the per-job timeout itself: a job that overruns gets its worker's whole
+process group SIGKILLed, is reported as ``timeout``, and a fresh worker takes the slot. Jobs queued
+behind it are sent again elsewhere, so one bad program never costs its neighbours anything.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import selectors
+import signal
+import struct
+import subprocess
+import sys
+import time
+import weakref
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from factory.sandbox.worker import CRASH, KINDS, MEMORY, TIMEOUT, drop
+
+HEADER = struct.Struct("<I")
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+STARTUP_TIMEOUT_S = 60.0
+READ_CHUNK = 1 << 18
+
+
+def default_workers() -> int:
+    """CPUs this process may run on (the affinity mask, which containers narrow), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class _Worker:
+    """One child process and the parent's view of its channel."""
+
+    __slots__ = (
+        "proc",
+        "pid",
+        "wfd",
+        "rfd",
+        "rbuf",
+        "wbuf",
+        "inflight",
+        "head_start",
+        "ready",
+        "spawned",
+        "writing",
+        "dead",
+    )
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+        self.pid = proc.pid
+        self.wfd = proc.stdin.fileno()
+        self.rfd = proc.stdout.fileno()
+        os.set_blocking(self.wfd, False)
+        self.rbuf = bytearray()
+        self.wbuf = bytearray()
+        # (index, frame) of the jobs sent and not answered; the head is the one running now.
+        self.inflight: deque[tuple[int, bytes]] = deque()
+        self.head_start = 0.0
+        self.ready = False
+        self.spawned = time.monotonic()
+        self.writing = False
+        self.dead = False
+
+    def kill(self) -> int:
+        """SIGKILL the whole process group (the program's children too), reap, close the pipes.
+
+        Idempotent: once reaped, the pid may belong to someone else and is never signalled again.
+        """
+        if self.dead:
+            return self.proc.returncode
+        self.dead = True
+        try:
+            os.killpg(self.pid, signal.SIGKILL)  # pgid == pid: the worker leads its own session
+        except (ProcessLookupError, PermissionError):
+            pass
+        rc = self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        return rc
+
+
+def _kill_all(workers: list[_Worker | None]) -> None:
+    for i, w in enumerate(workers):
+        if w is not None:
+            try:
+                w.proc.stdin.close()  # EOF: an idle worker would exit by itself
+            except OSError:
+                pass
+            w.kill()
+            workers[i] = None
+
+
+def _dropped(status: str) -> dict[str, Any]:
+    result = drop(status)
+    result.pop("retire", None)
+    return result
+
+
+def _death_status(rc: int) -> str:
+    """What a worker's death during a job means."""
+    if rc == -signal.SIGXCPU:  # the RLIMIT_CPU backstop fired before the parent's timeout
+        return TIMEOUT
+    if rc == -signal.SIGKILL:  # not ours (we record our own kills): the kernel's OOM killer
+        return MEMORY
+    return CRASH
+
+
+class WorkerPool:
+    """Reused worker processes, all with one PYTHONHASHSEED; a context manager.
+
+    ``map(kind, payloads)`` yields one result dict per payload, in input order. Every result has
+    ``status`` (``ok`` or a drop reason, see ``factory.sandbox.worker``); ``run`` and ``lines``
+    results also have ``output_repr`` and ``output_type``.
+    """
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        hash_seed: int = 1,
+        timeout_s: float = 2.0,
+        memory_mb: int = 1024,
+        max_output_bytes: int = 65536,
+        max_output_repr: int = 2000,
+        *,
+        window: int = 16,
+        kinds: dict[str, str] | None = None,
+    ) -> None:
+        workers = default_workers() if workers is None else workers
+        _check_int("workers", workers, 1)
+        _check_int("hash_seed", hash_seed, 0, 2**32 - 1)
+        _check_int("memory_mb", memory_mb, 64)
+        _check_int("max_output_bytes", max_output_bytes, 0)
+        _check_int("max_output_repr", max_output_repr, 1)
+        _check_int("window", window, 1)
+        if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or timeout_s <= 0:
+            raise ValueError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
+        self.size = workers
+        self.hash_seed = hash_seed
+        self.timeout_s = float(timeout_s)
+        self.window = window
+        self.kinds = dict(KINDS)
+        self.kinds.update(kinds or {})
+        config = {
+            "memory_mb": memory_mb,
+            "max_output_bytes": max_output_bytes,
+            "max_output_repr": max_output_repr,
+            # Only a backstop for a parent that stopped watching; the parent's timeout comes first.
+            "cpu_backstop_s": int(self.timeout_s * 3) + 5,
+            "kinds": self.kinds,
+        }
+        self._argv = [sys.executable, "-m", "factory.sandbox.worker", repr(config)]
+        env = dict(os.environ)
+        env["PYTHONHASHSEED"] = str(hash_seed)
+        # The worker must import this very package, installed or not.
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+        self._env = env
+        self._workers: list[_Worker | None] = [None] * workers
+        self._finalizer = weakref.finalize(self, _kill_all, self._workers)
+        self._owner: object | None = None  # the map in progress
+        self._closed = False
+        self.restarts = 0  # workers replaced after a timeout, crash or retirement
+        self._ensure_workers()
+
+    # -- public -------------------------------------------------------------------------------
+
+    def map(self, kind: str, payloads: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """Run ``kind`` on every payload; yield the results in input order."""
+        for results in map_pools([self], kind, payloads):
+            yield results[0]
+
+    def pids(self) -> list[int]:
+        """Process ids of the live workers (for tests and diagnostics)."""
+        return [w.pid for w in self._workers if w is not None]
+
+    def close(self) -> None:
+        """Stop every worker (and anything it started) and reap it; safe to call twice."""
+        self._closed = True
+        self._finalizer()
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals used by map_pools ----------------------------------------------------------
+
+    def _spawn(self) -> _Worker:
+        proc = subprocess.Popen(
+            self._argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=self._env,
+            start_new_session=True,  # own process group: a timeout kills everything it started
+            close_fds=True,
+            bufsize=0,
+        )
+        return _Worker(proc)
+
+    def _ensure_workers(self) -> None:
+        for i, w in enumerate(self._workers):
+            if w is None:
+                self._workers[i] = self._spawn()
+
+    def _acquire(self, kind: str, owner: object) -> None:
+        if self._closed:
+            raise RuntimeError("the worker pool is closed")
+        if self._owner is not None:
+            raise RuntimeError("the worker pool is already running a map(); finish that one first")
+        if kind not in self.kinds:
+            raise ValueError(f"unknown job kind {kind!r} (known: {', '.join(sorted(self.kinds))})")
+        self._ensure_workers()
+        self._owner = owner
+
+    def _release(self, owner: object) -> None:
+        if self._owner is owner:
+            self._owner = None
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be an integer <= {high}, got {value!r}")
+
+
+def map_pools(
+    pools: Sequence[WorkerPool],
+    kind: str,
+    payloads: Iterable[dict[str, Any]],
+    *,
+    max_ahead: int = 4096,
+) -> Iterator[list[dict[str, Any]]]:
+    """Run every payload once on each pool, all pools in one event loop.
+
+    Yields, in input order, one list per payload holding each pool's result (same order as
+    ``pools``). ``max_ahead`` bounds how far dispatch runs ahead of the oldest unfinished payload.
+    Payloads are read lazily and must be plain data (what ``marshal`` carries).
+    """
+    return _Loop(pools, kind, payloads, max_ahead).run()
+
+
+class _Loop:
+    """The event loop behind ``map_pools`` (one instance per call)."""
+
+    def __init__(
+        self,
+        pools: Sequence[WorkerPool],
+        kind: str,
+        payloads: Iterable[dict[str, Any]],
+        max_ahead: int,
+    ) -> None:
+        self.pools = list(pools)
+        self.kind = kind
+        self.source = iter(payloads)
+        self.max_ahead = max(1, max_ahead)
+        self.lanes = len(self.pools)
+        self.queues: list[deque[tuple[int, bytes]]] = [deque() for _ in self.pools]
+        self.results: dict[int, list[Any]] = {}
+        self.left: dict[int, int] = {}
+        self.next_in = 0
+        self.next_out = 0
+        self.exhausted = False
+        self.sel: selectors.BaseSelector | None = None
+        self.acquired: list[WorkerPool] = []
+        self.finished = False
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def run(self) -> Iterator[list[dict[str, Any]]]:
+        try:
+            for pool in self.pools:
+                pool._acquire(self.kind, self)
+                self.acquired.append(pool)
+            self.sel = selectors.DefaultSelector()
+            for lane, pool in enumerate(self.pools):
+                for w in pool._workers:
+                    self.sel.register(w.rfd, selectors.EVENT_READ, (w, lane))
+            results, left = self.results, self.left
+            while True:
+                while self.next_out < self.next_in and left[self.next_out] == 0:
+                    del left[self.next_out]
+                    out = results.pop(self.next_out)
+                    self.next_out += 1
+                    if self.exhausted and self.next_out == self.next_in:
+                        # Release the pools before the last yield: a consumer that takes exactly
+                        # as many results as it sent may start the next map straight away.
+                        self._finish()
+                        yield out
+                        return
+                    yield out
+                for lane in range(self.lanes):
+                    self._fill(lane)
+                if self.exhausted and self.next_out == self.next_in:
+                    return
+                for key, _mask in self.sel.select(self._wait_time()):
+                    w, lane = key.data
+                    if w.dead:  # replaced earlier in this batch of events
+                        continue
+                    if key.fd == w.rfd:
+                        self._read(w, lane)
+                    else:
+                        self._flush(w, lane)
+                self._check_deadlines()
+        finally:
+            self._finish()
+
+    def _wait_time(self) -> float | None:
+        now = time.monotonic()
+        deadline = None
+        for pool in self.pools:
+            for w in pool._workers:
+                if w.inflight:
+                    d = w.head_start + pool.timeout_s
+                elif not w.ready:
+                    d = w.spawned + STARTUP_TIMEOUT_S
+                else:
+                    continue
+                if deadline is None or d < deadline:
+                    deadline = d
+        return None if deadline is None else max(0.0, deadline - now + 1e-4)
+
+    # -- dispatch -------------------------------------------------------------------------------
+
+    def _pull(self) -> bool:
+        """Read one more payload into every lane's queue; False when none may or can be read."""
+        if self.exhausted or self.next_in - self.next_out >= self.max_ahead:
+            return False
+        try:
+            payload = next(self.source)
+        except StopIteration:
+            self.exhausted = True
+            return False
+        try:
+            data = marshal.dumps((self.kind, payload))
+        except ValueError:
+            raise TypeError(
+                f"payload {self.next_in} is not plain data (dict/list/str/int/... only)"
+            ) from None
+        frame = HEADER.pack(len(data)) + data
+        idx = self.next_in
+        self.next_in += 1
+        self.results[idx] = [None] * self.lanes
+        self.left[idx] = self.lanes
+        for q in self.queues:
+            q.append((idx, frame))
+        return True
+
+    def _fill(self, lane: int) -> None:
+        """Top up every ready worker of the lane to the window, one job per worker per round."""
+        pool = self.pools[lane]
+        q = self.queues[lane]
+        open_ = [w for w in pool._workers if w.ready and len(w.inflight) < pool.window]
+        if not open_:
+            return
+        now = time.monotonic()
+        fed: list[_Worker] = []
+        while open_:
+            still = []
+            for w in open_:
+                if not q and not self._pull():
+                    break
+                item = q.popleft()
+                if not w.inflight:
+                    w.head_start = now
+                if not w.wbuf:
+                    fed.append(w)
+                w.inflight.append(item)
+                w.wbuf += item[1]
+                if len(w.inflight) < pool.window:
+                    still.append(w)
+            else:
+                open_ = still
+                continue
+            break
+        for w in fed:
+            if not w.writing:
+                self._flush(w, lane)
+
+    def _flush(self, w: _Worker, lane: int) -> None:
+        try:
+            n = os.write(w.wfd, w.wbuf)
+        except BlockingIOError:
+            n = 0
+        except (BrokenPipeError, OSError):
+            n = len(w.wbuf)  # the worker is gone; its EOF on the read side tells the rest
+        del w.wbuf[:n]
+        if w.wbuf and not w.writing:
+            self.sel.register(w.wfd, selectors.EVENT_WRITE, (w, lane))
+            w.writing = True
+        elif not w.wbuf and w.writing:
+            self.sel.unregister(w.wfd)
+            w.writing = False
+
+    # -- results ----------------------------------------------------------------------------------
+
+    def _deliver(self, idx: int, lane: int, result: dict[str, Any]) -> None:
+        self.results[idx][lane] = result
+        self.left[idx] -= 1
+
+    def _read(self, w: _Worker, lane: int) -> None:
+        try:
+            data = os.read(w.rfd, READ_CHUNK)
+        except OSError:
+            data = b""
+        if not data:
+            self._on_death(w, lane)
+            return
+        buf = w.rbuf
+        buf += data
+        pos, end = 0, len(buf)
+        now = time.monotonic()
+        loads, unpack = marshal.loads, HEADER.unpack_from
+        while end - pos >= 4:
+            (size,) = unpack(buf, pos)
+            if end - pos - 4 < size:
+                break
+            result = loads(bytes(buf[pos + 4 : pos + 4 + size]))
+            pos += 4 + size
+            if not w.ready:
+                w.ready = True  # the hello frame
+                continue
+            idx, _ = w.inflight.popleft()
+            w.head_start = now
+            retire = result.pop("retire", False)
+            self._deliver(idx, lane, result)
+            if retire:  # it exits after this answer; nothing else of it is running
+                self._take_down(w, lane)
+                self._respawn(w, lane)
+                return
+        del buf[:pos]
+
+    def _on_death(self, w: _Worker, lane: int) -> None:
+        """The channel hit EOF: the worker died (segfault, os._exit, a kill we did not send)."""
+        rc = self._take_down(w, lane)
+        if not w.ready:
+            raise RuntimeError(
+                f"a sandbox worker exited while starting (exit code {rc}); "
+                "see its message above (is memory_mb too small?)"
+            )
+        self._answer_head(w, lane, _death_status(rc))
+        self._respawn(w, lane)
+
+    def _check_deadlines(self) -> None:
+        now = time.monotonic()
+        for lane, pool in enumerate(self.pools):
+            for w in list(pool._workers):
+                if w.inflight and now - w.head_start > pool.timeout_s:
+                    self._take_down(w, lane)
+                    self._answer_head(w, lane, TIMEOUT)
+                    self._respawn(w, lane)
+                elif not w.ready and now - w.spawned > STARTUP_TIMEOUT_S:
+                    self._take_down(w, lane)
+                    raise RuntimeError(f"a sandbox worker did not start within {STARTUP_TIMEOUT_S:.0f}s")
+
+    def _take_down(self, w: _Worker, lane: int) -> int:
+        self.sel.unregister(w.rfd)
+        if w.writing:
+            self.sel.unregister(w.wfd)
+            w.writing = False
+        return w.kill()
+
+    def _answer_head(self, w: _Worker, lane: int, status: str) -> None:
+        if w.inflight:
+            idx, _ = w.inflight.popleft()
+            self._deliver(idx, lane, _dropped(status))
+
+    def _respawn(self, w: _Worker, lane: int) -> None:
+        """Send ``w``'s unanswered jobs again (first in line) and start its successor."""
+        self.queues[lane].extendleft(reversed(w.inflight))
+        w.inflight.clear()
+        w.wbuf.clear()
+        pool = self.pools[lane]
+        new = pool._spawn()
+        pool._workers[pool._workers.index(w)] = new
+        pool.restarts += 1
+        self.sel.register(new.rfd, selectors.EVENT_READ, (new, lane))
+
+    def _finish(self) -> None:
+        """On exit (normal, error, or the consumer stopped early): no job may stay in flight."""
+        if self.finished:
+            return
+        self.finished = True
+        for pool in self.acquired:
+            for i, w in enumerate(pool._workers):
+                if w is not None and (w.dead or w.inflight or w.wbuf):
+                    w.kill()
+                    pool._workers[i] = None  # respawned by the next map
+            pool._release(self)
+        if self.sel is not None:
+            self.sel.close()

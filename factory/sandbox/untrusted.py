@@ -1,0 +1,601 @@
+"""The sandbox for untrusted code: model-written programs and model-proposed inputs (DESIGN §6).
+
+One fresh process per job (``python -S -s -B -P untrusted_child.py``), in its own session, with
+rlimits, an empty temporary working directory (removed afterwards, also after a kill), a clean
+environment, a seccomp filter where the platform allows it, an audit hook, and a wall-clock
+deadline that the parent enforces with SIGKILL on the process group.
+
+Design: the child is a *function server*. It executes the completion's code once, then answers
+call requests ``(name, args, kwargs)`` with the ``repr`` of the result. The unit tests themselves
+run **here, in the trusted parent**: each test is executed with the completion's top-level
+callables bound to proxies that forward calls to the child, and every value that comes back is
+rebuilt with ``ast.literal_eval``. A test passes when its code finishes without an exception.
+
+Threat model (the completion controls everything inside the child, including the harness code
+that shares its interpreter):
+- It can choose the return value of each call. That is exactly its job; it cannot learn what a
+  test compares the value with (asserts, expected values and exception handling stay here).
+- It cannot forge a pass: there is no verdict, exit code, stdout line or secret to forge. Early
+  exits (``sys.exit``, ``os._exit``), crashes, timeouts, non-literal values (objects with a forged
+  ``__eq__``) and protocol garbage all fail the call, and a failed call fails its test even when
+  the test catches exceptions (the proxy raises a ``BaseException`` and marks the test failed).
+- It cannot reach the host through the kernel where seccomp is active (x86_64, aarch64 Linux):
+  no sockets, processes, exec, signals to others, ptrace, device nodes or fifos, links, mounts,
+  namespaces, raised limits, writes relative to another directory fd. The audit hook ends the
+  child on writes outside the temporary directory (paths with ``..`` and a working directory
+  outside it are refused too, closing check-then-use races between threads), on reads of other
+  processes' ``/proc`` entries and devices, on ``ctypes`` and on heap introspection (``gc``).
+- Limits: the hook is Python-level; a completion that loads a native module through the import
+  system's internals (``_imp``) can open files the hook never sees (seccomp still holds; without
+  seccomp, on other platforms, such a module could also fork). Root-readable files can be read,
+  but nothing carries their content out: values are only compared here and only built-in
+  exception names are reported. Tests run in this process, so test code must be trusted.
+  Semantics differ from a shared namespace in three rare cases: a test that inspects an argument
+  the function mutated in place (arguments are copies), a test that uses a module the completion
+  imported without importing it itself, and a function named like a built-in (bound only when
+  listed in ``expose``, which scoring does for the entry function).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import keyword
+import marshal
+import math
+import os
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factory.literals import is_literal, parse_args
+
+CHILD_SCRIPT = str(Path(__file__).with_name("untrusted_child.py"))
+VIOLATION_EXIT = 86
+MAX_RESPONSE_BYTES = 1 << 20  # one value's repr; bounds this process's parsing cost
+FSIZE_MB = 8
+NOFILE = 64
+MAX_NAMES = 1000
+_STARTUP_GRACE_S = 2.0  # interpreter start-up is not charged to the job's own budget
+
+# Statuses (TestReport.status / CallResult.status).
+OK = "ok"
+SYNTAX_ERROR = "syntax_error"  # the code does not compile; nothing ran
+LOAD_ERROR = "load_error"  # executing the code's top level raised
+TIMEOUT = "timeout"
+DIED = "died"  # the process ended without answering (os._exit, crash, memory, signal)
+VIOLATION = "violation"  # the process ended with the audit hook's exit code (diagnostic only)
+PROTOCOL = "protocol_error"  # the process answered garbage or too much
+ERROR = "error"  # the called function raised
+EXITED = "exited"  # the called function raised SystemExit (or another non-Exception)
+NON_LITERAL = "non_literal"  # the called function returned a value that is not a literal
+BAD_ARGS = "bad_args"  # the arguments are not literals
+
+
+@dataclass
+class TestReport:
+    """The outcome of ``run_tests``: ``per_test[i]`` is True when test i passed."""
+
+    __test__ = False  # not a pytest test class, whatever imports it
+
+    passed: int
+    total: int
+    per_test: list[bool]
+    status: str
+    errors: list[str | None] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "total": self.total,
+            "per_test": list(self.per_test),
+            "status": self.status,
+            "errors": list(self.errors),
+        }
+
+
+@dataclass
+class CallResult:
+    """The outcome of ``call_function``; ``value`` is meaningful only when status is ``ok``."""
+
+    status: str
+    value: Any = None
+    value_repr: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+
+class _ChildFailure(Exception):
+    """The child cannot answer any more (status says why)."""
+
+    def __init__(self, status: str, detail: str | None = None) -> None:
+        super().__init__(detail or status)
+        self.status = status
+        self.detail = detail
+
+
+class _TestAborted(BaseException):  # noqa: N818 - deliberately not an Exception
+    """Raised into a test when a call failed in a way no test may catch (a BaseException, so a
+    test's ``except Exception`` does not turn a dead or cheating child into a pass)."""
+
+
+def _builtin_exception(mro_names: list[str]) -> type[Exception] | None:
+    """The first built-in ``Exception`` class among the child's MRO names, else None.
+
+    Only this interpreter's own built-in classes come out of here, so a completion cannot smuggle
+    text out through exception type names; None (a ``SystemExit`` or garbage) fails the test.
+    """
+    for name in mro_names:
+        candidate = getattr(builtins, name, None) if name.isidentifier() else None
+        if (
+            isinstance(candidate, type)
+            and issubclass(candidate, Exception)
+            and candidate.__module__ == "builtins"
+        ):
+            return candidate
+    return None
+
+
+def _exception_instance(mro_names: list[str]) -> Exception | None:
+    for name in mro_names:
+        cls = _builtin_exception([name])
+        if cls is None:
+            continue
+        try:
+            return cls("raised in the sandbox")
+        except Exception:  # noqa: BLE001 - e.g. UnicodeDecodeError needs five arguments
+            continue
+    return None
+
+
+class _NonFinite(ast.NodeTransformer):
+    """Reads the names ``inf`` and ``nan`` (as a float's repr writes them) as float constants."""
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:  # noqa: N802 - the visitor's API
+        if node.id in ("inf", "nan"):
+            return ast.copy_location(ast.Constant(float(node.id)), node)
+        return node
+
+
+def _decode(text: str, loose: bool) -> Any:
+    """Rebuild a value from the child's repr with ``ast.literal_eval`` (never ``eval``).
+
+    Loose mode (unit tests) also reads ``inf`` and ``nan``, which a float's repr can hold.
+    """
+    try:
+        return ast.literal_eval(text)
+    except ValueError:
+        if not loose or ("inf" not in text and "nan" not in text):
+            raise
+    tree = _NonFinite().visit(ast.parse(text, mode="eval"))
+    return ast.literal_eval(tree)
+
+
+class Opaque:
+    """A test's stand-in for a value that is not a literal (a ``re.Match``, a generator...).
+
+    It keeps only the truthiness the child reported, so ``assert f(x)`` and ``assert not f(x)``
+    work; it equals nothing but itself, so it never satisfies ``== expected``.
+    """
+
+    __slots__ = ("_truthy",)
+
+    def __init__(self, truthy: bool) -> None:
+        self._truthy = truthy
+
+    def __bool__(self) -> bool:
+        return self._truthy
+
+    def __repr__(self) -> str:
+        return f"<opaque value, {'truthy' if self._truthy else 'falsy'}>"
+
+
+class _Child:
+    """One live untrusted process and the parent's end of its two pipes."""
+
+    def __init__(self, code: str, *, memory_mb: int, cpu_s: int, loose: bool) -> None:
+        self.tmp = os.path.realpath(tempfile.mkdtemp(prefix="execverify-untrusted-"))
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.req_w = self.resp_r = -1
+        self.names: list[str] = []
+        self.raw_names: list[str] = []
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "HOME": self.tmp,
+            "TMPDIR": self.tmp,
+            "PYTHONHASHSEED": "0",
+        }
+        argv = [
+            sys.executable,
+            "-S",
+            "-s",
+            "-B",
+            "-P",
+            CHILD_SCRIPT,
+            str(req_r),
+            str(resp_w),
+            self.tmp,
+            str(memory_mb),
+            str(cpu_s),
+            str(FSIZE_MB),
+            str(NOFILE),
+            str(os.getpid()),
+        ]
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=self.tmp,
+                env=env,
+                pass_fds=(req_r, resp_w),
+                close_fds=True,
+                start_new_session=True,
+            )
+        except BaseException:
+            for fd in (req_r, req_w, resp_r, resp_w):
+                os.close(fd)
+            self._remove_tmp()
+            raise
+        os.close(req_r)
+        os.close(resp_w)
+        self.req_w, self.resp_r = req_w, resp_r
+        os.set_blocking(req_w, False)
+        os.set_blocking(resp_r, False)
+        self.code = code
+        self.loose = loose
+
+    # -- framing -----------------------------------------------------------------------------
+    def _send(self, payload: bytes, deadline: float) -> None:
+        data = memoryview(len(payload).to_bytes(4, "little") + payload)
+        poller = select.poll()
+        poller.register(self.req_w, select.POLLOUT)
+        while data:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _ChildFailure(TIMEOUT)
+            events = poller.poll(max(1, int(left * 1000)))
+            if not events:
+                continue
+            if events[0][1] & (select.POLLERR | select.POLLHUP):
+                raise _ChildFailure(self._death_status())
+            try:
+                n = os.write(self.req_w, data)
+            except BlockingIOError:
+                continue
+            except (BrokenPipeError, OSError):
+                raise _ChildFailure(self._death_status()) from None
+            data = data[n:]
+
+    def _recv_exact(self, n: int, deadline: float, poller: select.poll) -> bytes:
+        chunks: list[bytes] = []
+        while n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _ChildFailure(TIMEOUT)
+            if not poller.poll(max(1, int(left * 1000))):
+                continue
+            try:
+                chunk = os.read(self.resp_r, min(n, 1 << 20))
+            except BlockingIOError:
+                continue
+            if not chunk:
+                raise _ChildFailure(self._death_status())
+            chunks.append(chunk)
+            n -= len(chunk)
+        return b"".join(chunks)
+
+    def recv(self, deadline: float) -> tuple[str, str]:
+        """One response frame: (kind, text)."""
+        poller = select.poll()
+        poller.register(self.resp_r, select.POLLIN)
+        size = int.from_bytes(self._recv_exact(4, deadline, poller), "little")
+        if size < 1 or size > MAX_RESPONSE_BYTES:
+            raise _ChildFailure(PROTOCOL, "response too large")
+        payload = self._recv_exact(size, deadline, poller)
+        return chr(payload[0]), payload[1:].decode("utf-8", "replace")
+
+    def _death_status(self) -> str:
+        if self.proc is None:
+            return DIED
+        try:
+            rc = self.proc.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            return DIED
+        return VIOLATION if rc == VIOLATION_EXIT else DIED
+
+    # -- protocol ----------------------------------------------------------------------------
+    def start(self, deadline: float) -> None:
+        """Send the code and wait until it has loaded; raises _ChildFailure."""
+        self._send(marshal.dumps({"code": self.code, "loose": self.loose}), deadline)
+        kind, text = self.recv(deadline)
+        if kind == "L":
+            cls = _builtin_exception(text.split("\n"))
+            raise _ChildFailure(LOAD_ERROR, cls.__name__ if cls else None)
+        if kind != "R":
+            raise _ChildFailure(PROTOCOL, "unexpected frame")
+        raw = [n for n in text.split("\n")[:MAX_NAMES] if n.isidentifier() and not keyword.iskeyword(n)]
+        # Built-in names are never proxied: a completion cannot shadow len() or sorted() in a test.
+        builtin_names = set(dir(builtins))
+        self.raw_names = raw
+        self.names = [n for n in raw if n not in builtin_names and not n.startswith("__")]
+
+    def call(self, name: str, args: tuple, kwargs: dict, deadline: float) -> tuple[str, Any]:
+        """Call ``name`` in the child.
+
+        Returns ("value", v), ("opaque", truthiness), ("raise", exception instance),
+        ("exited", None) for SystemExit and the like, or ("non_literal", None).
+        """
+        self._send(marshal.dumps((name, args, kwargs)), deadline)
+        kind, text = self.recv(deadline)
+        if kind == "V":
+            try:
+                return "value", _decode(text, self.loose)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return "non_literal", None
+        if kind == "O" and text in ("0", "1"):
+            return "opaque", text == "1"
+        if kind == "E":
+            exc = _exception_instance(text.split("\n"))
+            return ("raise", exc) if exc is not None else ("exited", None)
+        if kind == "X":
+            return "non_literal", None
+        raise _ChildFailure(PROTOCOL, "unexpected frame")
+
+    # -- teardown ----------------------------------------------------------------------------
+    def close(self) -> None:
+        for fd in (self.req_w, self.resp_r):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.req_w = self.resp_r = -1
+        if self.proc is not None:
+            _kill_group(self.proc)
+            self.proc = None
+        self._remove_tmp()
+
+    def _remove_tmp(self) -> None:
+        def fix_and_retry(func: Any, path: str, _exc: Any) -> None:
+            # The child may have removed permissions inside its directory.
+            try:
+                parent = os.path.dirname(path)
+                os.chmod(parent, stat.S_IRWXU)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    os.chmod(path, stat.S_IRWXU)
+                func(path)
+            except OSError:
+                pass
+
+        shutil.rmtree(self.tmp, onerror=fix_and_retry)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the child's whole process group (it leads its own session), then reap it."""
+    for kill in (lambda: os.killpg(proc.pid, signal.SIGKILL), lambda: proc.kill()):
+        try:
+            kill()
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+    try:
+        proc.wait(timeout=5.0)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _cpu_budget(timeout_s: float, n_calls: int) -> int:
+    # A backstop for a parent that dies: the wall-clock deadline is what normally stops a job.
+    return int(math.ceil(timeout_s * (n_calls + 1) + _STARTUP_GRACE_S)) + 1
+
+
+class _Session:
+    """Drives one child through a list of tests; proxies call into it."""
+
+    def __init__(self, child: _Child, timeout_s: float) -> None:
+        self.child = child
+        self.timeout_s = timeout_s
+        self.deadline = 0.0
+        self.failure: str | None = None  # why the current test must fail whatever it catches
+        self.dead = False
+
+    def invoke(self, name: str, args: tuple, kwargs: dict) -> Any:
+        if self.dead:
+            self.failure = self.failure or DIED
+            raise _TestAborted(DIED)
+        if not all(is_literal(a) for a in args) or not all(
+            isinstance(k, str) and is_literal(v) for k, v in kwargs.items()
+        ):
+            self.failure = BAD_ARGS
+            raise _TestAborted(BAD_ARGS)
+        try:
+            kind, value = self.child.call(name, args, kwargs, self.deadline)
+        except _ChildFailure as exc:
+            self.dead = True
+            self.failure = exc.status
+            raise _TestAborted(exc.status) from None
+        if kind == "value":
+            return value
+        if kind == "opaque":
+            return Opaque(value)
+        if kind == "raise":
+            raise value
+        self.failure = EXITED if kind == "exited" else NON_LITERAL
+        raise _TestAborted(self.failure)
+
+
+class _Proxy:
+    """Stands for one of the completion's top-level callables inside a test."""
+
+    __slots__ = ("_session", "_name")
+
+    def __init__(self, session: _Session, name: str) -> None:
+        self._session = session
+        self._name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._session.invoke(self._name, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<sandboxed {self._name}>"
+
+
+def _syntax_ok(code: str) -> bool:
+    try:
+        compile(code, "<solution>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, MemoryError, RecursionError, OverflowError):
+        return False
+    return True
+
+
+def run_tests(
+    code: str,
+    tests: list[str],
+    *,
+    timeout_s: float = 5.0,
+    memory_mb: int = 512,
+    expose: tuple[str, ...] | list[str] = (),
+) -> TestReport:
+    """Run unit tests (Python source, typically ``assert f(1) == 2``) against untrusted ``code``.
+
+    ``timeout_s`` bounds loading the code and, separately, each test. After a test kills or
+    hangs the child, a fresh child is started for the next test.
+
+    The tests see the code's top-level callables, except names of built-ins (a completion must
+    not replace ``len`` or ``sorted`` inside a test); names in ``expose`` (the entry function)
+    are bound even when they shadow a built-in. Values cross as literals: built-in subclasses
+    (``Counter``, ``namedtuple``) arrive as their base type, ``inf``/``nan`` as floats, other
+    objects as an ``Opaque`` that keeps only its truthiness.
+    """
+    _check_limits(timeout_s, memory_mb)
+    total = len(tests)
+    per_test = [False] * total
+    errors: list[str | None] = [None] * total
+    compiled: list[Any] = []
+    for i, test in enumerate(tests):
+        try:
+            compiled.append(compile(test, f"<test {i}>", "exec", dont_inherit=True))
+        except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError):
+            compiled.append(None)
+            errors[i] = "test_syntax_error"
+    if not _syntax_ok(code):
+        return TestReport(0, total, per_test, SYNTAX_ERROR, [e or SYNTAX_ERROR for e in errors])
+    status = OK
+    session: _Session | None = None
+    try:
+        for i, test_code in enumerate(compiled):
+            if test_code is None:
+                continue
+            if session is None or session.dead:
+                if session is not None:
+                    session.child.close()
+                session, load_status = _load(code, timeout_s, memory_mb, total, loose=True)
+                if session is None:
+                    status = status if status != OK else load_status
+                    for j in range(i, total):
+                        errors[j] = errors[j] or load_status
+                    break
+            session.failure = None
+            session.deadline = time.monotonic() + timeout_s
+            namespace: dict[str, Any] = {"__name__": "__test__", "__builtins__": builtins}
+            for name in session.child.names:
+                namespace[name] = _Proxy(session, name)
+            for name in expose:
+                if name in session.child.raw_names:
+                    namespace[name] = _Proxy(session, name)
+            try:
+                exec(test_code, namespace)
+            except _TestAborted:
+                pass
+            except Exception as exc:  # noqa: BLE001 - a failing assertion or any test error
+                errors[i] = type(exc).__name__
+            else:
+                per_test[i] = session.failure is None
+            if session.failure is not None:
+                errors[i] = session.failure
+                if session.dead and status == OK:
+                    status = session.failure
+    finally:
+        if session is not None:
+            session.child.close()
+    return TestReport(sum(per_test), total, per_test, status, errors)
+
+
+def _load(
+    code: str, timeout_s: float, memory_mb: int, n_calls: int, *, loose: bool
+) -> tuple[_Session | None, str]:
+    """Start a child and load the code in it: (session, "ok") or (None, why not)."""
+    cpu_s = _cpu_budget(timeout_s, n_calls)
+    child = _Child(code, memory_mb=memory_mb, cpu_s=cpu_s, loose=loose)
+    try:
+        child.start(time.monotonic() + timeout_s + _STARTUP_GRACE_S)
+    except _ChildFailure as exc:
+        child.close()
+        return None, exc.status
+    except BaseException:
+        child.close()
+        raise
+    return _Session(child, timeout_s), OK
+
+
+def call_function(
+    source: str,
+    entry: str,
+    args: tuple | str,
+    *,
+    timeout_s: float = 5.0,
+    memory_mb: int = 512,
+) -> CallResult:
+    """Run ``entry(*args)`` from ``source`` in the sandbox; the result comes back as a literal.
+
+    ``args`` is a tuple of literal values or CRUXEval-style argument text (``"[1, 2], 'ab'"``).
+    A result that ``ast.literal_eval(repr(result))`` cannot rebuild is status ``non_literal``.
+    """
+    _check_limits(timeout_s, memory_mb)
+    values = parse_args(args) if isinstance(args, str) else tuple(args)
+    if not all(is_literal(v) for v in values):
+        return CallResult(BAD_ARGS)
+    if not _syntax_ok(source):
+        return CallResult(SYNTAX_ERROR)
+    session, status = _load(source, timeout_s, memory_mb, 1, loose=False)
+    if session is None:
+        return CallResult(status)
+    try:
+        if entry not in session.child.raw_names:
+            return CallResult(ERROR, error="NameError")
+        deadline = time.monotonic() + timeout_s
+        try:
+            kind, value = session.child.call(entry, values, {}, deadline)
+        except _ChildFailure as exc:
+            return CallResult(exc.status)
+        if kind == "value":
+            return CallResult(OK, value=value, value_repr=repr(value))
+        if kind == "raise":
+            return CallResult(ERROR, error=type(value).__name__)
+        if kind == "exited":
+            return CallResult(EXITED)
+        return CallResult(NON_LITERAL)  # opaque values included: only literals count here
+    finally:
+        session.child.close()
+
+
+def _check_limits(timeout_s: float, memory_mb: int) -> None:
+    if not (isinstance(timeout_s, (int, float)) and 0 < timeout_s <= 3600):
+        raise ValueError(f"timeout_s must be in (0, 3600], got {timeout_s!r}")
+    if not (isinstance(memory_mb, int) and 32 <= memory_mb <= 1 << 20):
+        raise ValueError(f"memory_mb must be an int in [32, 1048576], got {memory_mb!r}")

@@ -1,0 +1,535 @@
+"""A sandbox worker: a long-lived child process that runs trusted jobs for ``WorkerPool``.
+
+It imports only the standard library and ``factory.literals`` so it starts fast and stays small.
+Protocol: frames of ``<u32 length><marshal data>``. The parent sends ``(kind, payload)``; the
+worker answers one result dict per job, in order, on a private copy of its original stdout (fd 1,
+0 and 2 then point at /dev/null, so a program can never write into the channel). The first frame
+it sends is ``{"ready": pid}``.
+
+A job function has the signature ``fn(payload: dict) -> dict`` (the worker's limits are in
+``worker_config()``) and is found through ``KINDS`` (dotted paths, imported on first use). It
+should catch the program's exceptions itself (``call_program`` does); anything that escapes is
+reported as ``crash`` with a ``detail``. Per job the worker resets stdout/stderr to the bounded
+sink, the recursion limit, ``random``'s seed and the trace function.
+A result carrying ``"retire": True`` makes the worker exit after sending it (the pool replaces it
+without counting a crash); it is used after a MemoryError, when the heap may be left fragmented.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import marshal
+import os
+import random
+import resource
+import signal
+import struct
+import sys
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from factory.errors import UserError
+from factory.literals import _literal_shape, is_literal, parse_args
+
+HEADER = struct.Struct("<I")
+PROGRAM_FILENAME = "<program>"
+ARGS_FILENAME = "<args>"  # evaluated argument expressions: not the program, never traced
+PROGRAM_MODULE_NAME = "__program__"
+
+#: kind -> "module:function". The pool sends its own copy to each worker, so pools may add kinds.
+KINDS: dict[str, str] = {
+    "run": "factory.sandbox.worker:run_job",
+    "lines": "factory.sandbox.worker:lines_job",
+    "trace": "factory.trace.tracer:trace_job",
+}
+
+DEFAULT_RECURSION_LIMIT = sys.getrecursionlimit()
+# The worker raises its C stack limit to this (when the hard limit allows) and caps any recursion
+# limit a program sets so that deep recursion through C code (sorted(key=f), repr, eval) raises
+# RecursionError instead of overflowing the C stack. Measured on CPython 3.11: about 2.5 KiB of
+# C stack per level in the worst pattern tried, so 10,000 levels need ~25 MiB of the 64 MiB.
+STACK_BYTES = 64 << 20
+BYTES_PER_LEVEL = 6 << 10
+MAX_RECURSION_LIMIT = 10_000
+FILE_SIZE_LIMIT = 1 << 20
+COMPILE_CACHE_SIZE = 256
+
+# The drop statuses (counted in stage stats); ``error:<ExceptionTypeName>`` is the open family.
+OK = "ok"
+RECURSION = "recursion"
+MEMORY = "memory"
+TIMEOUT = "timeout"
+CRASH = "crash"
+NON_LITERAL = "non_literal"
+OUTPUT_TOO_LONG = "output_too_long"
+BAD_PROGRAM = "bad_program"
+
+
+class WorkerConfig:
+    """Limits of one worker, set by the pool (``memory_mb`` etc. as in ``WorkerPool``)."""
+
+    __slots__ = ("memory_mb", "max_output_bytes", "max_output_repr", "cpu_backstop_s", "kinds")
+
+    def __init__(
+        self,
+        memory_mb: int = 1024,
+        max_output_bytes: int = 65536,
+        max_output_repr: int = 2000,
+        cpu_backstop_s: int = 30,
+        kinds: dict[str, str] | None = None,
+    ) -> None:
+        self.memory_mb = memory_mb
+        self.max_output_bytes = max_output_bytes
+        self.max_output_repr = max_output_repr
+        self.cpu_backstop_s = cpu_backstop_s
+        self.kinds = dict(KINDS if kinds is None else kinds)
+
+
+class BadProgram(Exception):
+    """The job cannot even start: syntax error, no entry function, args that are not literals."""
+
+
+class OutputLimitExceeded(BaseException):
+    """Printed output passed the bound (a BaseException so ``except Exception`` cannot hide it)."""
+
+
+class BoundedSink:
+    """A text sink for the program's sys.stdout/sys.stderr that keeps nothing and counts chars."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.written = 0
+        self.exceeded = False
+
+    def reset(self) -> None:
+        self.written = 0
+        self.exceeded = False
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self.written += len(text)
+        if self.written > self.limit:
+            self.exceeded = True
+            raise OutputLimitExceeded(f"printed output passed {self.limit} characters")
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    encoding = "utf-8"
+    errors = "strict"
+
+
+# --- building blocks, shared by every job kind (the tracer reuses them) --------------------------
+
+_code_cache: OrderedDict[str, Any] = OrderedDict()
+
+
+def compile_program(source: str) -> Any:
+    """Compile ``source`` under the pseudo-filename ``<program>``; a small LRU cache by source."""
+    code = _code_cache.get(source)
+    if code is not None:
+        _code_cache.move_to_end(source)
+        return code
+    try:
+        code = compile(source, PROGRAM_FILENAME, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:  # ValueError: null bytes in the source
+        line = getattr(exc, "lineno", None)
+        where = f" (line {line})" if line else ""
+        msg = getattr(exc, "msg", None) or str(exc)
+        raise BadProgram(f"syntax error{where}: {msg}") from None
+    _code_cache[source] = code
+    if len(_code_cache) > COMPILE_CACHE_SIZE:
+        _code_cache.popitem(last=False)
+    return code
+
+
+def load_entry(source: str, entry: str) -> tuple[Callable[..., Any], dict[str, Any]]:
+    """Exec the program in a fresh namespace; return its entry function and the namespace.
+
+    Raises BadProgram when the source does not compile or defines no callable ``entry``; an
+    exception raised by the module-level code propagates (it is the program's own error).
+    """
+    if not isinstance(source, str) or not isinstance(entry, str):
+        raise BadProgram("source and entry must be strings")
+    code = compile_program(source)
+    namespace: dict[str, Any] = {"__name__": PROGRAM_MODULE_NAME, "__builtins__": builtins}
+    exec(code, namespace)
+    func = namespace.get(entry)
+    if func is None:
+        raise BadProgram(f"entry function {entry!r} is not defined by the program")
+    if not callable(func):
+        raise BadProgram(f"entry {entry!r} is not a function")
+    return func, namespace
+
+
+def call_args(text: Any) -> tuple[Any, ...]:
+    """Parse the argument-list text (``"[1, 2], 'ab'"``); BadProgram when it is not literals."""
+    if not isinstance(text, str):
+        raise BadProgram("args must be a string of Python literals")
+    try:
+        return parse_args(text)
+    except UserError as exc:
+        raise BadProgram(str(exc)) from None
+    except (RecursionError, MemoryError):
+        raise BadProgram("args are too deeply nested or too large") from None
+
+
+def _collect(*args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    return args, kwargs
+
+
+def eval_args(text: Any, namespace: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Evaluate argument-list text as expressions in ``namespace`` (BadProgram when that fails)."""
+    if not isinstance(text, str):
+        raise BadProgram("args must be a string")
+    try:
+        code = compile(f"__collect__({text}\n)", ARGS_FILENAME, "eval", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        raise BadProgram(f"args are not valid Python: {text[:200]!r}") from None
+    namespace["__collect__"] = _collect
+    try:
+        return eval(code, namespace)
+    except BaseException as exc:
+        raise BadProgram(f"evaluating the args failed: {_short(exc)}") from None
+    finally:
+        del namespace["__collect__"]
+
+
+def status_of(exc: BaseException) -> str:
+    """The status for an exception that escaped the program."""
+    if isinstance(exc, RecursionError):
+        return RECURSION
+    if isinstance(exc, MemoryError):
+        return MEMORY
+    if isinstance(exc, OutputLimitExceeded):
+        return OUTPUT_TOO_LONG
+    return f"error:{type(exc).__name__}"
+
+
+def drop(status: str, detail: str | None = None) -> dict[str, Any]:
+    """A result for a case that produced no output."""
+    result: dict[str, Any] = {"status": status, "output_repr": None, "output_type": None}
+    if detail:
+        result["detail"] = detail
+    if status == MEMORY:
+        result["retire"] = True
+    return result
+
+
+def describe_output(value: Any, max_output_repr: int | None = None) -> dict[str, Any]:
+    """``ok`` with the value's repr and type name, or ``non_literal`` / ``output_too_long``.
+
+    ``max_output_repr`` defaults to the worker's configured bound.
+    """
+    if max_output_repr is None:
+        max_output_repr = _config.max_output_repr
+    try:
+        if not _literal_shape(value, 0):
+            return drop(NON_LITERAL)
+        text = repr(value)
+        if len(text) > max_output_repr:
+            return drop(OUTPUT_TOO_LONG)
+        if not is_literal(value):
+            return drop(NON_LITERAL)
+    except MemoryError:
+        return drop(MEMORY)
+    except Exception:
+        return drop(NON_LITERAL)
+    return {"status": OK, "output_repr": text, "output_type": type(value).__name__}
+
+
+def call_program(
+    payload: dict[str, Any],
+    tracer: Callable[..., Any] | None = None,
+) -> tuple[dict[str, Any] | None, Any]:
+    """Load ``payload["source"]``, call its entry on the parsed args (under ``tracer`` if given).
+
+    With ``payload["eval_args"]`` true, ``args`` is an expression list evaluated in the program's
+    namespace, as CRUXEval's harness does (``f(thigh_o_two[:], 3)``, ``dict(e=1)``, lambdas);
+    otherwise it must be literals.
+
+    Returns ``(None, value)`` when the call returned, else ``(drop_result, None)``. The tracer is
+    installed with ``sys.settrace`` only around the entry call (the module level is not traced).
+    """
+    kwargs: dict[str, Any] = {}
+    try:
+        evaluate = payload.get("eval_args", False)
+        args = () if evaluate else call_args(payload.get("args", ""))
+        func, namespace = load_entry(payload.get("source"), payload.get("entry", "f"))
+        if evaluate:
+            args, kwargs = eval_args(payload.get("args", ""), namespace)
+    except BadProgram as exc:
+        return drop(BAD_PROGRAM, str(exc)), None
+    except BaseException as exc:  # raised by the program's module-level code
+        return drop(status_of(exc), _short(exc)), None
+    try:
+        if tracer is not None:
+            sys.settrace(tracer)
+        try:
+            value = func(*args, **kwargs)
+        finally:
+            if tracer is not None:
+                sys.settrace(None)
+    except BaseException as exc:
+        return drop(status_of(exc), _short(exc)), None
+    if _sink.exceeded:  # the program caught OutputLimitExceeded and went on
+        return drop(OUTPUT_TOO_LONG), None
+    return None, value
+
+
+def _short(exc: BaseException) -> str:
+    name = type(exc).__name__
+    try:
+        message = str(exc)
+    except Exception:
+        message = ""
+    text = f"{name}: {message}" if message else name
+    return text[:300]
+
+
+# --- the built-in job kinds ----------------------------------------------------------------------
+
+
+def run_job(payload: dict[str, Any]) -> dict[str, Any]:
+    """Call ``entry(*args)``; the result holds ``status``, ``output_repr``, ``output_type``."""
+    failed, value = call_program(payload)
+    if failed is not None:
+        return failed
+    return describe_output(value)
+
+
+def lines_job(payload: dict[str, Any]) -> dict[str, Any]:
+    """Like ``run_job`` plus ``lines``: the sorted line numbers executed in the program's frames."""
+    lines: set[int] = set()
+    add = lines.add
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            add(frame.f_lineno)
+        return local
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        # Called on each new frame; only the program's frames get a line tracer.
+        return local if frame.f_code.co_filename == PROGRAM_FILENAME else None
+
+    failed, value = call_program(payload, tracer)
+    result = failed if failed is not None else describe_output(value)
+    result["lines"] = sorted(lines)
+    return result
+
+
+# --- the process ---------------------------------------------------------------------------------
+
+_sink = BoundedSink(65536)
+_config = WorkerConfig()
+
+
+def worker_config() -> WorkerConfig:
+    """The limits this worker was started with (defaults outside a worker)."""
+    return _config
+
+
+_real_setrecursionlimit = sys.setrecursionlimit
+_recursion_ceiling = MAX_RECURSION_LIMIT
+
+
+def _capped_setrecursionlimit(limit: int) -> None:
+    """Stands in for sys.setrecursionlimit in jobs: caps the limit at the C-stack-safe ceiling."""
+    _real_setrecursionlimit(min(limit, _recursion_ceiling))
+
+
+def _set_limits(config: WorkerConfig) -> None:
+    global _recursion_ceiling
+    mem = config.memory_mb << 20
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-big write fails with OSError instead
+    _, hard_cpu = resource.getrlimit(resource.RLIMIT_CPU)
+    resource.setrlimit(resource.RLIMIT_CPU, (config.cpu_backstop_s, hard_cpu))
+    _, hard_stack = resource.getrlimit(resource.RLIMIT_STACK)
+    stack = STACK_BYTES if hard_stack == resource.RLIM_INFINITY else min(hard_stack, STACK_BYTES)
+    try:
+        resource.setrlimit(resource.RLIMIT_STACK, (stack, hard_stack))
+    except (ValueError, OSError):
+        stack = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    if stack != resource.RLIM_INFINITY:
+        ceiling = min(MAX_RECURSION_LIMIT, stack // BYTES_PER_LEVEL)
+        _recursion_ceiling = max(DEFAULT_RECURSION_LIMIT, ceiling)
+    _die_with_parent()
+
+
+def _die_with_parent() -> None:
+    """Linux: get SIGKILL when the parent dies, so a busy or sleeping job never outlives it."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+_RESET_SIGNALS = (
+    signal.SIGALRM,
+    signal.SIGVTALRM,
+    signal.SIGPROF,
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+    signal.SIGCHLD,
+    signal.SIGPIPE,
+    signal.SIGXCPU,
+    signal.SIGXFSZ,
+)
+
+
+class _Jobs:
+    """Resolves kinds to functions (lazily) and runs one job with a clean per-job state."""
+
+    def __init__(self, config: WorkerConfig) -> None:
+        self.config = config
+        self.functions: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+        self.cpu_armed = config.cpu_backstop_s
+        self.handlers = [(sig, signal.getsignal(sig)) for sig in _RESET_SIGNALS]
+
+    def function(self, kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        func = self.functions.get(kind)
+        if func is None:
+            target = self.config.kinds.get(kind)
+            if target is None:
+                raise KeyError(f"unknown job kind {kind!r}")
+            module_name, _, attr = target.partition(":")
+            func = getattr(importlib.import_module(module_name), attr)
+            self.functions[kind] = func
+        return func
+
+    def run(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        self._arm_cpu()
+        _sink.reset()
+        _real_setrecursionlimit(DEFAULT_RECURSION_LIMIT)
+        # Seeded before every job, imported up front so that a program's first `import random`
+        # gets the same state as every later one: results never depend on a worker's history.
+        random.seed(0)
+        sys.stdout = sys.stderr = _sink
+        try:
+            result = self.function(kind)(payload)
+        except MemoryError:
+            result = drop(MEMORY)
+        except BaseException as exc:
+            result = drop(CRASH, f"job {kind!r} failed: {_short(exc)}")
+        finally:
+            sys.settrace(None)
+            sys.setprofile(None)
+            sys.stdout = sys.stderr = _sink
+            # A program's alarm or signal handler must not fire during a later job.
+            signal.alarm(0)
+            for sig, handler in self.handlers:
+                if signal.getsignal(sig) != handler:
+                    signal.signal(sig, handler)
+        return result
+
+    def _arm_cpu(self) -> None:
+        # RLIMIT_CPU counts the worker's whole life; keep at least one backstop of headroom.
+        used = time.process_time()
+        if used + self.config.cpu_backstop_s > self.cpu_armed:
+            self.cpu_armed = int(used) + 2 * self.config.cpu_backstop_s
+            hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+            resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_armed, hard))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _encode(result: dict[str, Any]) -> bytes:
+    try:
+        data = marshal.dumps(result)
+    except ValueError as exc:  # a job returned something marshal cannot carry
+        data = marshal.dumps(drop(CRASH, f"result is not plain data: {exc}"))
+    return HEADER.pack(len(data)) + data
+
+
+def serve(config: WorkerConfig) -> None:
+    """Set limits, take over fds 0-2, then answer jobs until the parent closes the channel."""
+    global _sink, _config
+    _config = config
+    _set_limits(config)  # first, so that a failure still reaches the inherited stderr
+    chan_in = os.dup(0)  # os.dup makes non-inheritable copies: a program's children never see them
+    chan_out = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    sys.dont_write_bytecode = True
+    _sink = BoundedSink(config.max_output_bytes)
+    sys.stdout = sys.stderr = _sink
+    sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the process
+    sys.setrecursionlimit = _capped_setrecursionlimit
+    jobs = _Jobs(config)
+    _write_all(chan_out, _encode({"ready": os.getpid()}))
+    buf = bytearray()
+    loads = marshal.loads
+    unpack = HEADER.unpack_from
+    while True:
+        data = os.read(chan_in, 1 << 20)
+        if not data:
+            return
+        buf += data
+        pos, end = 0, len(buf)
+        while end - pos >= 4:
+            (size,) = unpack(buf, pos)
+            if end - pos - 4 < size:
+                break
+            kind, payload = loads(bytes(buf[pos + 4 : pos + 4 + size]))
+            pos += 4 + size
+            result = jobs.run(kind, payload)
+            _write_all(chan_out, _encode(result))
+            if result.get("retire"):
+                os._exit(0)
+        del buf[:pos]
+
+
+def main() -> None:
+    """``python -m factory.sandbox.worker '<config dict repr>'``"""
+    options = ast.literal_eval(sys.argv[1]) if len(sys.argv) > 1 else {}
+    try:
+        serve(WorkerConfig(**options))
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass
+    os._exit(0)  # skip interpreter teardown: nothing to flush, and it is the slow part
+
+
+if __name__ == "__main__":
+    # Run the imported module's main, not this __main__ copy: job functions are resolved through
+    # "factory.sandbox.worker:...", and its sink and exception classes must be the ones in use.
+    from factory.sandbox import worker as _worker
+
+    _worker.main()

@@ -1,0 +1,135 @@
+"""Reading a completion: its text, the last ``<answer>`` block, the answer lines, the code.
+
+Tolerant of form, strict about meaning:
+- the last ``<answer>...</answer>`` block counts (tags case-insensitive); a final ``<answer>``
+  without its closing tag (a stop string cut it off) runs to the end of the text;
+- blank lines and code-fence lines (```` ``` ````, ```` ```python ````) are dropped, each line is
+  stripped, and one pair of backticks around a whole line is removed;
+- trailing periods are *not* stripped here (``1.`` is a float); the judges that can tell a
+  sentence's period from the answer's meaning (next_line, state, coverage) handle it;
+- numbering (``1.``, ``- ``) is not removed: the prompt asks for one bare answer a line, and
+  ``- 1`` or ``1. 5`` could be answers in their own right.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_OPEN_RE = re.compile(r"<answer>", re.IGNORECASE)
+_CLOSE_RE = re.compile(r"</answer>", re.IGNORECASE)
+_FENCE_LINE_RE = re.compile(r"^\s*```[\w+-]*\s*$")
+_FENCE_RE = re.compile(r"```([\w+-]*)[^\S\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_PYTHON_TAGS = {"python", "py", "python3"}
+
+
+def completion_text(completion: str | Sequence[Mapping[str, Any]] | None) -> str:
+    """The text to judge: a plain string, or the last assistant message of a conversation.
+
+    Message content may be a string or a list of parts (``{"type": "text", "text": ...}``).
+    """
+    if completion is None:
+        return ""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Mapping):
+        completion = [completion]
+    for message in reversed(list(completion)):
+        if not isinstance(message, Mapping):
+            continue
+        if message.get("role", "assistant") != "assistant":
+            continue
+        return _content_text(message.get("content"))
+    return ""
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+        return "".join(parts)
+    return str(content)
+
+
+def answer_block(text: str) -> str | None:
+    """The content of the last ``<answer>`` block, or None when there is none."""
+    last_open = None
+    for m in _OPEN_RE.finditer(text):
+        last_open = m
+    if last_open is None:
+        return None
+    close = _CLOSE_RE.search(text, last_open.end())
+    return text[last_open.end() : close.start() if close else len(text)]
+
+
+def answer_lines(block: str) -> list[str]:
+    """The non-empty answer lines of a block, stripped, fences and wrapping backticks removed."""
+    lines = []
+    for raw in block.splitlines():
+        if _FENCE_LINE_RE.match(raw):
+            continue
+        line = raw.strip()
+        for tick in ("```", "`"):
+            if len(line) > 2 * len(tick) and line.startswith(tick) and line.endswith(tick):
+                line = line[len(tick) : -len(tick)].strip()
+                break
+        if line:
+            lines.append(line)
+    return lines
+
+
+def split_answers(text: str, n_questions: int) -> list[str] | None:
+    """Exactly ``n_questions`` answer lines from the last answer block, else None.
+
+    None when there is no block, or when the block has fewer or more non-empty lines than there
+    are questions (a known exploit: one line per question, no more, no less).
+    """
+    block = answer_block(text)
+    if block is None:
+        return None
+    lines = answer_lines(block)
+    if len(lines) != n_questions:
+        return None
+    return lines
+
+
+def extract_code(text: str) -> str:
+    """The code of a code-generation completion.
+
+    In order: the last ```python fence inside the last answer block; the last fence of any kind
+    inside it; the block itself (when it is not blank); the last ```python fence anywhere; the
+    last fence anywhere; the whole text.
+    """
+    block = answer_block(text)
+    if block is not None:
+        code = _last_fence(block, python_only=True) or _last_fence(block, python_only=False)
+        if code is not None:
+            return code
+        if block.strip():
+            return _dedent_block(block)
+    code = _last_fence(text, python_only=True) or _last_fence(text, python_only=False)
+    return code if code is not None else text
+
+
+def _last_fence(text: str, *, python_only: bool) -> str | None:
+    found = None
+    for m in _FENCE_RE.finditer(text):
+        if python_only and m.group(1).lower() not in _PYTHON_TAGS:
+            continue
+        found = m.group(2)
+    return found
+
+
+def _dedent_block(block: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(block.strip("\n"))

@@ -1,0 +1,121 @@
+"""``execverify score`` through the installed console script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+WHITE_BOX = {
+    "family": "white_box",
+    "source": "def f(a):\n    x = a * 2\n    return x\n",
+    "entry": "f",
+    "args": "3",
+    "questions": json.dumps(
+        [
+            {"family": "output", "answer": "6", "answer_type": "int"},
+            {"family": "next_line", "line": 2, "occurrence": 1, "answer": 3},
+            {"family": "state", "line": 2, "occurrence": 1, "var": "x", "answer": "6; int"},
+        ]
+    ),
+}
+
+
+def run(execverify: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([execverify, *args], capture_output=True, text=True, timeout=120)
+
+
+def write(tmp_path: Path, name: str, content: object) -> Path:
+    path = tmp_path / name
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return path
+
+
+def test_white_box_json(execverify: str, tmp_path: Path):
+    task = write(tmp_path, "task.json", WHITE_BOX)
+    completion = write(tmp_path, "c.txt", "<answer>\nassert f(3) == 6\nreturn x\n[6]; list\n</answer>")
+    done = run(execverify, "score", "--task", str(task), "--completion", str(completion), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert list(data)[0] == "reward"
+    assert data["reward"] == 1.5
+    assert (data["r_io"], data["r_wb"]) == (1.0, 0.5)
+    assert [q["verdict"] for q in data["per_question"]] == ["right", "right", "wrong"]
+
+
+def test_gated_and_alpha_options(execverify: str, tmp_path: Path):
+    task = write(tmp_path, "task.json", WHITE_BOX)
+    completion = write(tmp_path, "c.txt", "<answer>\nassert f(3) == 7\nreturn x\n6; int\n</answer>")
+    base = ["score", "--task", str(task), "--completion", str(completion), "--json"]
+    assert json.loads(run(execverify, *base).stdout)["reward"] == 1.0
+    assert json.loads(run(execverify, *base, "--gated").stdout)["reward"] == 0.0
+    assert json.loads(run(execverify, *base, "--alpha", "1").stdout)["reward"] == 2.0
+
+
+def test_conversation_completion(execverify: str, tmp_path: Path):
+    task = write(tmp_path, "task.json", WHITE_BOX)
+    messages = [
+        {"role": "user", "content": "trace it"},
+        {"role": "assistant", "content": "<answer>\nassert f(3) == 6\nreturn x\n6; int\n</answer>"},
+    ]
+    completion = write(tmp_path, "c.json", messages)
+    done = run(execverify, "score", "--task", str(task), "--completion", str(completion), "--json")
+    assert json.loads(done.stdout)["reward"] == 2.0
+
+
+def test_codegen_task(execverify: str, tmp_path: Path):
+    task = write(
+        tmp_path,
+        "task.json",
+        {"family": "codegen", "entry": "f", "tests": ["assert f(1) == 2", "assert f(2) == 4"]},
+    )
+    completion = write(tmp_path, "c.py", "def f(x):\n    return x + 1\n")
+    done = run(execverify, "score", "--task", str(task), "--completion", str(completion), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["reward"] == 0.5
+    assert data["status"] == "ok"
+    assert [q["test"] for q in data["per_question"]] == ["assert f(1) == 2", "assert f(2) == 4"]
+
+
+def test_table_output(execverify: str, tmp_path: Path):
+    task = write(tmp_path, "task.json", WHITE_BOX)
+    completion = write(tmp_path, "c.txt", "<answer>\nassert f(3) == 6\nreturn x\n[bold]x; int\n</answer>")
+    done = run(execverify, "score", "--task", str(task), "--completion", str(completion))
+    assert done.returncode == 0, done.stderr
+    assert "reward 1.5" in done.stdout
+    assert "[bold]x; int" in done.stdout  # answers are shown as text, never as markup
+    assert "right 2, wrong 1, unparsed 0" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("task", "message"),
+    [
+        (None, "task file not found"),
+        ("{not json", "not valid JSON"),
+        ([1, 2], "expected a JSON object"),
+        ({"entry": "f"}, "no 'family'"),
+        ({"family": "oracle", "entry": "f"}, "unknown family"),
+        ({"family": "output", "entry": "f", "source": "x"}, "needs 'questions'"),
+        ({"family": "codegen", "entry": "f"}, "needs 'tests'"),
+        ({**WHITE_BOX, "args": "undefined_name"}, "not literals"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(execverify: str, tmp_path: Path, task, message: str):
+    task_path = tmp_path / "missing.json" if task is None else write(tmp_path, "task.json", task)
+    completion = write(tmp_path, "c.txt", "<answer>x</answer>")
+    done = run(execverify, "score", "--task", str(task_path), "--completion", str(completion))
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_missing_completion_file(execverify: str, tmp_path: Path):
+    task = write(tmp_path, "task.json", WHITE_BOX)
+    done = run(execverify, "score", "--task", str(task), "--completion", str(tmp_path / "no.txt"))
+    assert done.returncode == 2
+    assert "completion file not found" in done.stderr

@@ -1,0 +1,140 @@
+"""The determinism check: every case runs under two PYTHONHASHSEED values and must agree."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from factory.execute.runner import Executor, combine, execute_cases, same_output
+
+WORDS = "[" + ", ".join(repr(f"word{i}") for i in range(30)) + "]"
+
+
+def case(source: str, args: str = "1") -> dict:
+    return {"source": textwrap.dedent(source), "entry": "f", "args": args}
+
+
+@pytest.fixture(scope="module")
+def executor():
+    with Executor(timeout_s=1.0, memory_mb=256, workers=1) as ex:
+        yield ex
+
+
+def run_one(executor: Executor, c: dict, kind: str = "run") -> dict:
+    (result,) = executor.run([c], kind)
+    return result
+
+
+def test_set_of_strings_turned_into_a_list_is_nondeterministic(executor: Executor) -> None:
+    result = run_one(executor, case("def f(xs):\n    return list(set(xs))\n", WORDS))
+    assert result["status"] == "nondeterministic"
+    assert result["output_repr"] is None
+
+
+def test_set_of_strings_joined_into_a_string_is_nondeterministic(executor: Executor) -> None:
+    result = run_one(executor, case("def f(xs):\n    return ''.join(set(xs))\n", WORDS))
+    assert result["status"] == "nondeterministic"
+
+
+def test_sorted_set_is_ok(executor: Executor) -> None:
+    result = run_one(executor, case("def f(xs):\n    return sorted(set(xs))\n", WORDS))
+    assert result["status"] == "ok"
+    assert eval(result["output_repr"]) == sorted(eval(WORDS))
+
+
+def test_a_set_output_compares_as_a_set(executor: Executor) -> None:
+    # The two reprs list the elements in different orders; the values are equal sets.
+    result = run_one(executor, case("def f(xs):\n    return set(xs)\n", WORDS))
+    assert result["status"] == "ok" and result["output_type"] == "set"
+    assert eval(result["output_repr"]) == set(eval(WORDS))
+
+
+def test_dict_built_from_a_set_is_nondeterministic(executor: Executor) -> None:
+    result = run_one(executor, case("def f(xs):\n    return {x: 1 for x in set(xs)}\n", WORDS))
+    assert result["status"] == "nondeterministic"
+
+
+def test_hash_dependent_exception_is_nondeterministic(executor: Executor) -> None:
+    source = """
+    def f(xs):
+        first = next(iter(set(xs)))
+        if first == sorted(xs)[0]:
+            raise ValueError(first)
+        return 1
+    """
+    # Whichever way each seed goes, the two runs must either agree or be flagged.
+    result = run_one(executor, case(source, "['a', 'b']"))
+    assert result["status"] in {"ok", "error:ValueError", "nondeterministic"}
+
+
+def test_same_drop_under_both_seeds_keeps_its_status(executor: Executor) -> None:
+    results = list(
+        executor.run(
+            [
+                case("def f(x):\n    return 1 / 0\n"),
+                case("def f(x):\n    while True:\n        pass\n"),
+                case("def f(x):\n    return object()\n"),
+                case("def f(x):\n    return x + 1\n", "1"),
+            ]
+        )
+    )
+    assert [r["status"] for r in results] == [
+        "error:ZeroDivisionError",
+        "timeout",
+        "non_literal",
+        "ok",
+    ]
+    assert results[3]["output_repr"] == "2" and results[3]["output_type"] == "int"
+
+
+def test_lines_kind_keeps_the_first_runs_lines(executor: Executor) -> None:
+    result = run_one(executor, case("def f(x):\n    if x:\n        return 1\n    return 2\n", "0"), "lines")
+    assert result["status"] == "ok" and result["lines"] == [2, 4]
+
+
+def test_agree_hook_can_flag_a_case(executor: Executor) -> None:
+    c = case("def f(x):\n    return x\n")
+    assert run_one(executor, c)["status"] == "ok"
+    (flagged,) = executor.run([c], agree=lambda a, b: False)
+    assert flagged["status"] == "nondeterministic"
+
+
+def test_execute_cases_function() -> None:
+    cases = [case("def f(x):\n    return x * 3\n", str(i)) for i in range(10)]
+    results = list(execute_cases(cases, timeout_s=1.0, memory_mb=256, max_output_repr=100))
+    assert [r["output_repr"] for r in results] == [str(i * 3) for i in range(10)]
+
+
+def test_combine_rules() -> None:
+    ok = {"status": "ok", "output_repr": "[1, 2]", "output_type": "list"}
+    other = {"status": "ok", "output_repr": "[2, 1]", "output_type": "list"}
+    err = {"status": "error:KeyError", "output_repr": None, "output_type": None}
+    slow = {"status": "timeout", "output_repr": None, "output_type": None}
+    assert combine([ok, dict(ok)]) == ok
+    assert combine([ok, other])["status"] == "nondeterministic"
+    assert combine([ok, err])["status"] == "nondeterministic"
+    assert combine([ok, slow])["status"] == "timeout"
+    assert combine([slow, ok])["status"] == "timeout"
+    assert combine([err, dict(err)])["status"] == "error:KeyError"
+    assert combine([ok, other])["output_repr"] is None
+
+
+def test_same_output_is_strict() -> None:
+    def ok(text: str, typ: str) -> dict:
+        return {"status": "ok", "output_repr": text, "output_type": typ}
+
+    assert same_output(ok("{'a', 'b'}", "set"), ok("{'b', 'a'}", "set"))
+    assert same_output(ok("{1: {'a', 'b'}}", "dict"), ok("{1: {'b', 'a'}}", "dict"))
+    assert not same_output(ok("{'a': 1, 'b': 2}", "dict"), ok("{'b': 2, 'a': 1}", "dict"))
+    assert same_output(ok("{'a': 1, 'b': 2}", "dict"), ok("{'a': 1, 'b': 2}", "dict"))
+    assert not same_output(ok("[1, 2]", "list"), ok("[2, 1]", "list"))
+    assert not same_output(ok("1", "int"), ok("True", "bool"))
+    assert not same_output(ok("(1,)", "tuple"), ok("(1.0,)", "tuple"))
+
+
+def test_hash_seeds_must_differ() -> None:
+    with pytest.raises(ValueError, match="hash_seeds"):
+        Executor(hash_seeds=(1, 1))
+    with pytest.raises(ValueError, match="hash_seeds"):
+        Executor(hash_seeds=(1,))

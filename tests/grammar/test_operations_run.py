@@ -1,0 +1,285 @@
+"""Every operation of the Python grammar runs on the inputs the grammar itself draws.
+
+For each operation variant and each binding of its type variables to the element types, the test
+draws receivers and typed arguments from the grammar's Hypothesis strategies (``strategy_for``),
+builds the arguments that have a ``from:`` value source with the real source function and a small
+fake synthesizer context, checks the preconditions by evaluating each predicate's guard, and, when
+they hold, runs the template. It asserts that
+
+- an operation whose preconditions hold never raises (a failure means a missing ``requires``);
+- the result has the type ``returns`` names (container elements checked too) and statement-like
+  operations give None;
+- an operation that does not declare ``mutates`` leaves its receiver as it was;
+- the ``length`` effects are sound lower bounds (what the synthesizer's minimum-length tracking
+  relies on);
+- most draws satisfy the preconditions, so that generated programs mostly run.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import itertools
+import random
+from functools import cache
+from typing import Any
+
+import pytest
+
+from factory.grammar.loader import load_grammar
+from factory.grammar.model import Operation
+from factory.grammar.sources import IMPLEMENTATIONS
+from factory.grammar.types import Type, parse_type
+from factory.inputs.draw import draw_examples
+from factory.inputs.strategies import strategy_for
+
+GRAMMAR = load_grammar("grammars/python")
+CANDIDATES = 12  # examples per seeded run, as the inputs stage draws per program
+POOL_RUNS = 4  # seeded runs per concrete type
+DRAWS = 30  # draws per operation variant and type binding
+
+# Share of draws whose preconditions must hold. Operations whose preconditions depend on values
+# (a substring or element that must be present, a digit string) get a lower floor: in the
+# synthesizer their guards are emitted and their branches taken less often.
+MIN_YIELD = 0.8
+# Elements and keys of type str are 5..15 characters long (the str strategy), so a constant such
+# as 'a' is never one of them: only a variable bound to an element finds one (see FakeContext).
+LOW_YIELD = {
+    "str.index": 0.25, "str.rindex": 0.25,
+    "list.index": 0.1, "list.remove": 0.1,
+    "tuple.index": 0.1,
+    "set.remove": 0.2,
+    "dict.getitem": 0.15, "dict.pop_key": 0.15, "dict.delitem": 0.15,
+    "builtins.int": 0.05,  # a digit string: mostly Hypothesis' simplest draw ('11111')
+}  # fmt: skip
+
+_KIND_CLASS = {
+    "integers": int, "floats": float, "booleans": bool, "text": str, "characters": str,
+    "binary": bytes, "lists": list, "sets": set, "frozensets": frozenset, "dictionaries": dict,
+    "tuples": tuple,
+}  # fmt: skip
+
+
+@cache
+def pool(t: Type) -> tuple[Any, ...]:
+    """Values of type ``t`` drawn as the inputs stage draws them: seeded runs of the grammar's own
+    strategy, CANDIDATES examples per run (each run starts with Hypothesis' simplest example)."""
+    strategy = strategy_for(GRAMMAR, t)
+    runs = [draw_examples(strategy, CANDIDATES, seed) for seed in range(POOL_RUNS)]
+    return tuple(value for run in runs for value in run)
+
+
+def python_class(t: Type) -> type | None:
+    """The Python class of a grammar type's values, from its strategy (never from its name)."""
+    spec = GRAMMAR.types[t.name]
+    if spec.convert:
+        return getattr(builtins, spec.convert)
+    return _KIND_CLASS.get(spec.strategy["kind"])
+
+
+def type_problem(value: Any, t: Type) -> str | None:
+    """Why ``value`` is not of grammar type ``t`` (None when it is); containers recursively."""
+    cls = python_class(t)
+    if cls is not None and type(value) is not cls:
+        return f"{value!r} is a {type(value).__name__}, expected {t} ({cls.__name__})"
+    spec = GRAMMAR.types[t.name]
+    binding = dict(zip(spec.params, t.args, strict=True))
+    strategy = spec.strategy
+    parts: list[tuple[Any, Type]] = []
+    if strategy["kind"] == "tuples":
+        if len(value) != len(t.args):
+            return f"{value!r} does not have {len(t.args)} parts ({t})"
+        parts = list(zip(value, t.args, strict=True))
+    elif "keys" in strategy:
+        parts = [(k, binding[strategy["keys"]]) for k in value]
+        parts += [(v, binding[strategy["values"]]) for v in value.values()]
+    elif "elements" in strategy:
+        parts = [(v, binding[strategy["elements"]]) for v in value]
+    for part, part_type in parts:
+        problem = type_problem(part, part_type)
+        if problem:
+            return f"in {value!r}: {problem}"
+    return None
+
+
+def element_type(t: Type) -> Type | None:
+    """What ``for x in value`` gives for a value of type ``t`` (the type's ``iterates``)."""
+    spec = GRAMMAR.types.get(t.name)
+    if spec is None or spec.iterates is None:
+        return None
+    return parse_type(spec.iterates).substitute(dict(zip(spec.params, t.args, strict=True)))
+
+
+class FakeContext:
+    """The synthesizer's side of a value source (see SourceContext), for one draw.
+
+    ``variable_of`` models the common case of the synthesizer: an element-typed variable in
+    scope is a loop variable over the receiver (``for x in xs: xs.index(x)``), so half of the
+    time it names an element of the receiver; otherwise the source falls back to a constant.
+    """
+
+    def __init__(self, rng: random.Random, ns: dict[str, Any], lens: dict[str, int], recv_type: Type) -> None:
+        self.rng = rng
+        self.ns = ns
+        self.lens = lens
+        self.recv_type = recv_type
+
+    def randint(self, lo: int, hi: int) -> int:
+        return self.rng.randint(lo, hi)
+
+    def choice(self, options: list) -> object:
+        return self.rng.choice(options)
+
+    def min_len(self, placeholder: str) -> int:
+        return self.lens.get(placeholder, 0)
+
+    def constant(self, t: Type, short: bool = False) -> str:
+        spec = GRAMMAR.types[t.name]
+        if spec.constants:
+            options = list(spec.constants)
+            if short:
+                options = [c for c in options if len(c) <= 4] or options
+            return self.rng.choice(options)
+        return repr(self.rng.choice(pool(t)))
+
+    def variable_of(self, t: Type) -> str | None:
+        recv = self.ns["recv"]
+        if element_type(self.recv_type) != t or not recv or self.rng.random() < 0.5:
+            return None
+        elements = sorted(recv, key=repr) if isinstance(recv, (set, frozenset)) else list(recv)
+        self.ns["_elem"] = copy.deepcopy(self.rng.choice(elements))
+        return "_elem"
+
+
+def bindings(op: Operation) -> list[dict[str, Type]]:
+    names = sorted(set().union(*(t.variables() for t in op.all_types())))
+    combos = itertools.product(GRAMMAR.element_types, repeat=len(names))
+    return [dict(zip(names, combo, strict=True)) for combo in combos]
+
+
+def sized_len(value: Any) -> int | None:
+    try:
+        return len(value)
+    except TypeError:
+        return None
+
+
+def run_variant(op: Operation, binding: dict[str, Type], stats: dict[str, Any]) -> None:
+    rng = random.Random(f"{op.op_id}:{op.receiver}:{sorted(binding.items())}")
+    recv_type = op.receiver.substitute(binding)
+    returns = op.returns.substitute(binding) if op.returns else None
+    for _ in range(DRAWS):
+        stats["draws"] += 1
+        ns: dict[str, Any] = {"recv": copy.deepcopy(rng.choice(pool(recv_type)))}
+        texts = {"recv": "recv"}
+        lens = {"recv": sized_len(ns["recv"]) or 0}
+        ctx = FakeContext(rng, ns, lens, recv_type)
+        for arg in op.args:
+            arg_type = arg.type.substitute(binding)
+            if arg.source is None:
+                ns[arg.name] = copy.deepcopy(rng.choice(pool(arg_type)))
+                texts[arg.name] = arg.name
+                lens[arg.name] = sized_len(ns[arg.name]) or 0
+            else:
+                texts[arg.name] = IMPLEMENTATIONS[arg.source.name](ctx, arg_type, *arg.source.args)
+        guards = []
+        for req in op.requires:
+            pred = GRAMMAR.predicates[req.name]
+            values = {
+                p: repr(a) if literal else texts[a]
+                for p, a, literal in zip(pred.params, req.args, req.literal_args, strict=True)
+            }
+            guards.append(pred.guard.format(**values))
+        code = op.template.format(**texts)
+        where = f"{code!r} with {', '.join(f'{k}={v!r}' for k, v in ns.items())}"
+        if not all(eval(g, {}, dict(ns)) for g in guards):  # noqa: S307 - our own grammar
+            continue
+        stats["ran"] += 1
+        before = copy.deepcopy(ns["recv"])
+        len_before = sized_len(before)
+        try:
+            if op.statement:
+                exec(code, {}, ns)  # noqa: S102
+                result = None
+            else:
+                result = eval(code, {}, ns)  # noqa: S307
+        except Exception as exc:  # noqa: BLE001 - any exception is a grammar bug
+            stats["problems"].append(f"raised {type(exc).__name__}: {exc} for {where}")
+            continue
+        problem = check_result(op, returns, result, before, ns["recv"], len_before)
+        if problem:
+            stats["problems"].append(f"{problem} for {where}")
+
+
+def check_result(
+    op: Operation,
+    returns: Type | None,
+    result: Any,
+    before: Any,
+    after: Any,
+    len_before: int | None,
+) -> str | None:
+    if returns is None:
+        if result is not None:
+            return f"returns none but gave {result!r}"
+    else:
+        problem = type_problem(result, returns)
+        if problem:
+            return f"wrong result type: {problem}"
+    if not (op.mutates or op.statement) and after != before:
+        return f"mutated its receiver ({before!r} -> {after!r}) without 'mutates: true'"
+    if len_before is None:
+        return None
+    len_result = sized_len(result)
+    if op.length_result == "same" and len_result != len_before:
+        return f"length.result same, but len {len_before} -> {len_result}"
+    if op.length_result == "grow" and (len_result is None or len_result < len_before):
+        return f"length.result grow, but len {len_before} -> {len_result}"
+    len_after = sized_len(after)
+    floors = {"same": len_before, "grow": len_before + 1, "shrink": len_before - 1}
+    floor = floors.get(op.length_recv)
+    if floor is not None and (len_after is None or len_after < floor):
+        return f"length.recv {op.length_recv}, but len {len_before} -> {len_after}"
+    return None
+
+
+@pytest.mark.parametrize("op_id", GRAMMAR.targets())
+def test_operation_runs(op_id: str) -> None:
+    stats: dict[str, Any] = {"draws": 0, "ran": 0, "problems": []}
+    for op in (o for o in GRAMMAR.operations if o.op_id == op_id):
+        for binding in bindings(op):
+            run_variant(op, binding, stats)
+    problems = stats["problems"]
+    assert not problems, f"{op_id}: {len(problems)} problem(s), e.g.\n" + "\n".join(problems[:5])
+    floor = LOW_YIELD.get(op_id, MIN_YIELD)
+    rate = stats["ran"] / stats["draws"]
+    assert rate >= floor, f"{op_id}: preconditions hold in {rate:.0%} of draws (< {floor:.0%})"
+
+
+def test_every_predicate_is_used() -> None:
+    used = {req.name for op in GRAMMAR.operations for req in op.requires}
+    assert set(GRAMMAR.predicates) - used <= {"not_contains", "nonzero"}  # kept for the synthesizer
+
+
+@pytest.mark.parametrize("type_name", sorted(GRAMMAR.types))
+def test_iterating_gives_the_iterates_type(type_name: str) -> None:
+    spec = GRAMMAR.types[type_name]
+    for binding in itertools.product(GRAMMAR.element_types, repeat=len(spec.params)):
+        t = Type(type_name, tuple(binding))
+        elem = element_type(t)
+        for value in pool(t):
+            if elem is None:
+                continue
+            for x in value:
+                assert type_problem(x, elem) is None, f"iterating {value!r} ({t}) gave {x!r}"
+
+
+def test_pools_are_varied() -> None:
+    """The strategies give varied inputs within the published bounds."""
+    for text in ("int", "str", "list[int]", "set[str]", "dict[str, int]", "tuple[int]", "float"):
+        values = pool(parse_type(text))
+        assert len({repr(v) for v in values}) >= 10, text
+    assert all(5 <= len(s) <= 15 for s in pool(parse_type("str")))
+    assert all(5 <= len(x) <= 10 for x in pool(parse_type("list[str]")))
+    assert all(0 <= n <= 20 for n in pool(parse_type("int")))
+    assert all(-100 <= x <= 100 and len(repr(x)) <= 16 for x in pool(parse_type("float")))

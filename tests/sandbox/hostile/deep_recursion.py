@@ -1,0 +1,7 @@
+import sys
+
+sys.setrecursionlimit(10**7)
+
+
+def f(x):
+    return f(x + 1) + 1

