@@ -47,6 +47,24 @@ def parse_args(text: str) -> tuple[Any, ...]:
     return tuple(values)
 
 
+def canonical_repr(value: Any) -> str:
+    """``repr`` that does not depend on the hash seed: set elements are sorted by their own
+    canonical repr (a set of strings iterates in hash order, which differs between processes)."""
+    if isinstance(value, (set, frozenset)):
+        if not value:
+            return "set()" if isinstance(value, set) else "frozenset()"
+        body = "{" + ", ".join(sorted(canonical_repr(v) for v in value)) + "}"
+        return body if isinstance(value, set) else f"frozenset({body})"
+    if isinstance(value, list):
+        return "[" + ", ".join(canonical_repr(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(canonical_repr(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{canonical_repr(k)}: {canonical_repr(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
 def strict_equal(a: Any, b: Any) -> bool:
     """Type-aware, recursive equality: ``True != 1``, ``1 != 1.0``, sets compared as sets."""
     if type(a) is not type(b):

@@ -8,25 +8,35 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|\[|\]|,)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Type:
-    """A (possibly generic) type: ``Type("list", (Type("int"),))`` is ``list[int]``."""
+    """A (possibly generic) type: ``Type("list", (Type("int"),))`` is ``list[int]``.
+
+    Equality and hashing go through the text form, computed once (the synthesizer compares and
+    hashes types millions of times).
+    """
 
     name: str
     args: tuple[Type, ...] = ()
 
-    @property
-    def is_var(self) -> bool:
-        return len(self.name) == 1 and self.name.isupper() and not self.args
+    def __post_init__(self) -> None:
+        text = self.name if not self.args else f"{self.name}[{', '.join(a._text for a in self.args)}]"
+        object.__setattr__(self, "_text", text)
+        object.__setattr__(self, "is_var", len(self.name) == 1 and self.name.isupper() and not self.args)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Type) and self._text == other._text
+
+    def __hash__(self) -> int:
+        return hash(self._text)
 
     def __str__(self) -> str:
-        if not self.args:
-            return self.name
-        return f"{self.name}[{', '.join(str(a) for a in self.args)}]"
+        return self._text
 
     def variables(self) -> set[str]:
         if self.is_var:
@@ -78,6 +88,25 @@ def parse_type(text: str) -> Type:
 
 def unify(pattern: Type, concrete: Type, binding: dict[str, Type] | None = None) -> dict[str, Type] | None:
     """Bind the variables of ``pattern`` so that it equals ``concrete``; None when impossible."""
+    fresh = _unify_fresh(pattern, concrete)
+    if fresh is None:
+        return None
+    merged = dict(binding or {})
+    for name, t in fresh:
+        bound = merged.setdefault(name, t)
+        if bound != t:
+            return None
+    return merged
+
+
+@lru_cache(maxsize=65536)
+def _unify_fresh(pattern: Type, concrete: Type) -> tuple[tuple[str, Type], ...] | None:
+    """Unification from an empty binding, memoised (the synthesizer asks the same pairs often)."""
+    binding = _unify(pattern, concrete, {})
+    return None if binding is None else tuple(binding.items())
+
+
+def _unify(pattern: Type, concrete: Type, binding: dict[str, Type] | None) -> dict[str, Type] | None:
     binding = dict(binding or {})
     if pattern.is_var:
         bound = binding.get(pattern.name)
@@ -88,7 +117,7 @@ def unify(pattern: Type, concrete: Type, binding: dict[str, Type] | None = None)
     if pattern.name != concrete.name or len(pattern.args) != len(concrete.args):
         return None
     for p, c in zip(pattern.args, concrete.args, strict=True):
-        binding = unify(p, c, binding)
+        binding = _unify(p, c, binding)
         if binding is None:
             return None
     return binding

@@ -24,6 +24,7 @@ from factory.grammar.types import parse_type
 from factory.inputs.draw import draw_examples
 from factory.inputs.strategies import strategy_for
 from factory.io import ShardWriter, count_rows, iter_rows
+from factory.literals import canonical_repr
 from factory.params import ExecuteParams, InputsParams
 from factory.progress import progress
 from factory.sandbox.pool import WorkerPool
@@ -45,8 +46,8 @@ CASES_SCHEMA = pa.schema(
 
 
 def args_text(values: tuple[Any, ...]) -> str:
-    """Literal argument-list text, CRUXEval style: ``"[1, 2], 'ab'"``."""
-    return ", ".join(repr(v) for v in values)
+    """Literal argument-list text, CRUXEval style: ``"[1, 2], 'ab'"`` (the same in every process)."""
+    return ", ".join(canonical_repr(v) for v in values)
 
 
 def case_id(program_id: str, args: str) -> str:

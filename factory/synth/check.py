@@ -35,9 +35,12 @@ def _text(node: Node) -> str:
 
 
 def walk(node: Node) -> Iterator[Node]:
-    yield node
-    for child in node.children:
-        yield from walk(child)
+    """Every node below ``node`` (itself first), in pre-order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(n.children))
 
 
 def signatures(

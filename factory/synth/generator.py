@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import random
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from factory.grammar.model import Grammar, Operation
 from factory.grammar.sources import IMPLEMENTATIONS
@@ -53,6 +54,7 @@ class Program:
     params: list[tuple[str, str]]  # (name, type expression)
 
 
+@lru_cache(maxsize=16384)
 def _is_atomic_code(code: str) -> bool:
     try:
         node = ast.parse(code, mode="eval").body
@@ -203,12 +205,9 @@ class ProgramBuilder:
     ) -> list[tuple[Operation, dict]]:
         """Operations that can produce ``want``; a mutating one only if it has a variable to act on."""
         found = []
-        for op in _returning_index(self.g).get(want.name, ()) + _returning_index(self.g).get("", ()):
+        for op, binding in _producers(self.g, want):
             is_target = op.op_id == self.target
             if (is_target and not allow_target) or (not is_target and not allow_other):
-                continue
-            binding = unify(op.returns, want)
-            if binding is None:
                 continue
             if op.mutates and not any(
                 unify(op.receiver, v.type, binding) for v in self.scope if not v.frozen
@@ -407,10 +406,7 @@ class ProgramBuilder:
 
     def condition(self) -> Expr:
         """A test over a variable in scope: a boolean operation with that variable as receiver."""
-        options = []
-        for op in _returning_index(self.g).get("bool", ()):
-            if not op.mutates:
-                options += [(op, v) for v in self.scope if unify(op.receiver, v.type) is not None]
+        options = [(op, v) for v in self.scope for op in _tests_on(self.g, v.type)]
         on_target = [o for o in options if o[0].op_id == self.target]
         if on_target and self.rng.random() < 0.5:
             options = on_target
@@ -613,6 +609,39 @@ def _returning_index(grammar: Grammar) -> dict[str, tuple[Operation, ...]]:
     return index
 
 
+_PRODUCERS: dict[tuple[int, Type], list[tuple[Operation, dict[str, Type]]]] = {}
+_TESTS: dict[tuple[int, Type], list[Operation]] = {}
+
+
+def _producers(grammar: Grammar, want: Type) -> list[tuple[Operation, dict[str, Type]]]:
+    """Expression operations that can return ``want``, with the binding that makes them (memoised)."""
+    key = (id(grammar), want)
+    found = _PRODUCERS.get(key)
+    if found is None:
+        index = _returning_index(grammar)
+        found = []
+        for op in index.get(want.name, ()) + index.get("", ()):
+            binding = unify(op.returns, want)
+            if binding is not None:
+                found.append((op, binding))
+        _PRODUCERS[key] = found
+    return found
+
+
+def _tests_on(grammar: Grammar, t: Type) -> list[Operation]:
+    """Non-mutating operations returning bool whose receiver can be a value of type ``t``."""
+    key = (id(grammar), t)
+    found = _TESTS.get(key)
+    if found is None:
+        found = [
+            op
+            for op in _returning_index(grammar).get("bool", ())
+            if not op.mutates and unify(op.receiver, t) is not None
+        ]
+        _TESTS[key] = found
+    return found
+
+
 def _self_comparison(code: str) -> bool:
     """``x != x``-style conditions are constant: reject them."""
     node = ast.parse(code, mode="eval").body
@@ -621,6 +650,7 @@ def _self_comparison(code: str) -> bool:
     return isinstance(node, ast.BoolOp) or not any(isinstance(n, ast.Name) for n in ast.walk(node))
 
 
+@lru_cache(maxsize=16384)
 def _literal_len(code: str) -> int:
     try:
         value = ast.literal_eval(code)

@@ -60,16 +60,19 @@ def synthesize_one(grammar: Grammar, seed: int, index: int, target: str, tier: i
     return generate_program(grammar, target, tier, random.Random(f"{seed}:{index}"), attempts=attempts)
 
 
-def _draw(job: tuple[int, str, int]) -> tuple[int, str, int, Program | None, str | None]:
-    """Worker side: generate and check one program (the grammar comes from the forked parent)."""
+def _draw(job: tuple[int, str, int]) -> tuple[int, str, int, Program | None, str | None, str]:
+    """Worker side: generate, check and hash one program (the grammar comes from the forked
+    parent). Returns (index, target, tier, program, drop reason, program_id)."""
     index, target, tier = job
     grammar, seed, attempts = _WORKER_STATE
     try:
         program = synthesize_one(grammar, seed, index, target, tier, attempts)
     except GenerationFailed:
-        return index, target, tier, None, "generation_failed"
+        return index, target, tier, None, "generation_failed", ""
     reasons = check_program(program.source, tier, target, grammar)
-    return index, target, tier, program, f"tier_check:{reasons[0]}" if reasons else None
+    if reasons:
+        return index, target, tier, program, f"tier_check:{reasons[0]}", ""
+    return index, target, tier, program, None, program_id(program.source)
 
 
 _WORKER_STATE: tuple[Grammar, int, int] = None  # type: ignore[assignment]
@@ -86,7 +89,7 @@ def _drawn(
         yield from map(_draw, jobs)
         return
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        yield from pool.imap(_draw, jobs, chunksize=64)
+        yield from pool.imap(_draw, jobs, chunksize=128)
 
 
 def run_synthesize_stage(
@@ -103,13 +106,12 @@ def run_synthesize_stage(
         ShardWriter(out_dir, PROGRAMS_SCHEMA, params.rows_per_shard) as out,
         progress("synthesize", len(jobs)) as advance,
     ):
-        for index, target, tier, program, dropped in _drawn(grammar, seed, params, jobs):
+        for index, target, tier, program, dropped, pid in _drawn(grammar, seed, params, jobs):
             stats.items_in += 1
             advance(1)
             if dropped:
                 stats.drop(dropped)
                 continue
-            pid = program_id(program.source)
             if pid in seen:
                 stats.drop("duplicate")
                 continue
