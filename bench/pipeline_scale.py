@@ -88,7 +88,8 @@ def main() -> None:
         show(f"paper×{args.paper:g}", results)
         print(
             f"{k * per_unit:,} programs in {total:.0f} s; the paper profile "
-            f"(programs_per_target_tier={round(PAPER_PROGRAMS / per_unit)}) ≈ {total / args.paper / 60:.0f} min"
+            f"(programs_per_target_tier={round(PAPER_PROGRAMS / per_unit)}) "
+            f"≈ {total / args.paper / 60:.0f} min"
         )
         return
     peaks = {}

@@ -125,7 +125,8 @@ def test_args_text_does_not_depend_on_the_hash_seed() -> None:
     import subprocess
     import sys
 
-    code = "from factory.inputs.stage import args_text; print(args_text(({'ab', 'cd', 'ef', 'gh', 'x'}, {1: {'q', 'r'}})))"
+    values = "({'ab', 'cd', 'ef', 'gh', 'x'}, {1: {'q', 'r'}})"
+    code = f"from factory.inputs.stage import args_text; print(args_text({values}))"
     outs = {
         subprocess.run(
             [sys.executable, "-c", code],
