@@ -1,7 +1,8 @@
 """The inputs stage: k argument lists per program, drawn by Hypothesis, chosen for coverage.
 
-For each program, Hypothesis draws ``candidates`` argument tuples from the strategies of its
-parameter types (seeded per program: ``seed`` and the program's index). Each candidate runs once
+For each program, ``candidates`` argument tuples are sampled (seeded by ``seed`` and the program's
+index) from a pool that Hypothesis draws, once per run, from the strategies of the program's
+parameter types (``pool_size`` examples per distinct signature). Each candidate runs once
 in the sandbox pool under a line-only trace; the ``per_program`` kept are those that run and add
 the most lines not yet covered by the ones already kept (ties: a new output value first, then
 the later, less minimal draw). A program none of whose candidates runs keeps its first candidate,
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ import pyarrow as pa
 from hypothesis import strategies as st
 
 from factory.grammar.loader import load_grammar
+from factory.grammar.model import Grammar
 from factory.grammar.types import parse_type
 from factory.inputs.draw import draw_examples
 from factory.inputs.strategies import strategy_for
@@ -80,6 +83,28 @@ def choose(candidates: list[str], results: list[dict[str, Any]], k: int) -> list
     return chosen
 
 
+def candidates_for(
+    program: dict[str, Any], pools: dict[str, list[str]], grammar: Grammar, seed: int, params: InputsParams
+) -> list[str]:
+    """The candidate argument lists of one program: a sample, seeded by the program's index, of the
+    pool that Hypothesis drew for its signature (the tuple of its parameter types).
+
+    Drawing is what costs (~0.5 ms an example in Hypothesis' engine), and many programs share a
+    signature, so each signature's pool is drawn once per run; a program's own sample still
+    depends only on (seed, index), so it can be regenerated alone.
+    """
+    signature = tuple(t for _, t in json.loads(program["param_types"]))
+    key = json.dumps(signature)
+    pool = pools.get(key)
+    if pool is None:
+        strategy = st.tuples(*(strategy_for(grammar, parse_type(t)) for t in signature))
+        pool_seed = int(hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()[:12], 16)
+        drawn = draw_examples(strategy, params.pool_size, pool_seed)
+        pool = pools[key] = list(dict.fromkeys(args_text(v) for v in drawn))
+    rng = random.Random(f"{seed}:{program['index']}")
+    return rng.sample(pool, min(params.candidates, len(pool)))
+
+
 def _run_candidates(
     pool: WorkerPool, batch: list[dict], drawn: list[list[str]]
 ) -> list[list[dict[str, Any]]]:
@@ -124,6 +149,7 @@ def run_inputs_stage(
     status_counts: Counter = Counter()
     kept_per_tier: Counter = Counter()
     total = count_rows(programs_dir)
+    pools: dict[str, list[str]] = {}
     with (
         WorkerPool(
             workers=execute.workers or None,
@@ -136,13 +162,7 @@ def run_inputs_stage(
         progress("inputs", total) as advance,
     ):
         for batch in iter_rows(programs_dir, batch_rows=256):
-            drawn = []
-            for program in batch:
-                types = [parse_type(t) for _, t in json.loads(program["param_types"])]
-                strategy = st.tuples(*(strategy_for(grammar, t) for t in types))
-                examples = draw_examples(strategy, params.candidates, seed * 1_000_003 + program["index"])
-                candidates = list(dict.fromkeys(args_text(v) for v in examples))
-                drawn.append(candidates)
+            drawn = [candidates_for(program, pools, grammar, seed, params) for program in batch]
             all_runs = _run_candidates(pool, batch, drawn)
             for program, candidates, runs in zip(batch, drawn, all_runs, strict=True):
                 stats.items_in += 1
@@ -171,6 +191,7 @@ def run_inputs_stage(
                 stats.items_out += 1 if chosen else 0
             advance(len(batch))
     stats.extra["cases"] = out.rows
+    stats.extra["signatures"] = len(pools)
     stats.extra["candidate_status"] = dict(sorted(status_counts.items()))
     stats.extra["programs_with_a_running_input_by_tier"] = {
         str(t): kept_per_tier[t] for t in sorted(kept_per_tier)
