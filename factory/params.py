@@ -34,6 +34,7 @@ class SynthesizeParams(_Section):
 class InputsParams(_Section):
     per_program: int = Field(3, ge=1, le=100)
     candidates: int = Field(12, ge=1, le=1000)
+    pool_size: int = Field(256, ge=1, le=100_000)
     timeout_s: float = Field(0.5, gt=0, le=600)
     rows_per_shard: int = Field(50_000, ge=100)
 
@@ -54,11 +55,39 @@ class ExecuteParams(_Section):
         return v
 
 
+class TasksParams(_Section):
+    """The tasks stage: which item families to emit and how many questions each asks."""
+
+    next_line: int = Field(5, ge=0, le=50, description="next_line questions per white-box item")
+    state: int = Field(5, ge=0, le=50, description="state questions per white-box item")
+    minus_one_share: float = Field(0.2, ge=0, le=1, description="cap on -1 next_line answers")
+    nil_share: float = Field(0.2, ge=0, le=1, description="cap on Nil state answers")
+    families: list[str] = ["white_box", "output", "input", "coverage"]
+    coverage_per_item: int = Field(3, ge=1, le=50)
+    rows_per_shard: int = Field(50_000, ge=100)
+
+    @field_validator("families")
+    @classmethod
+    def _families(cls, v: list[str]) -> list[str]:
+        known = ("white_box", "output", "input", "coverage")
+        if not v or any(f not in known for f in v) or len(set(v)) != len(v):
+            raise ValueError(f"families must be distinct values among {', '.join(known)}")
+        return v
+
+
+class TraceParams(_Section):
+    max_steps: int = Field(2000, ge=1, le=1_000_000)  # longer traces are dropped (too_many_steps)
+    max_repr: int = Field(300, ge=10)  # longer values are recorded truncated (never asked about)
+    rows_per_shard: int = Field(20_000, ge=100)
+
+
 class Params(_Section):
     seed: int = Field(42, ge=0)
     synthesize: SynthesizeParams = SynthesizeParams()
     inputs: InputsParams = InputsParams()
     execute: ExecuteParams = ExecuteParams()
+    trace: TraceParams = TraceParams()
+    tasks: TasksParams = TasksParams()
     # Sections of later stages are validated by their own modules.
     model_config = ConfigDict(extra="allow")
 

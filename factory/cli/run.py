@@ -62,8 +62,8 @@ def run_command(
         raise UserError("missing FILE (or use --batch CASES.jsonl)")
     if args is None:
         raise UserError("missing --args (use --args '' for a function without arguments)")
-    case = _read_program(file, entry, args)
-    result = _run_cases([case], limits, workers=1)[0]
+    case = read_program(file, entry, args)
+    result = run_cases([case], limits, workers=1)[0]
     if result["status"] == "bad_program":
         raise UserError(f"{file}: {result.get('detail', 'bad program')}")
     shown = {key: result[key] for key in RESULT_KEYS}
@@ -73,7 +73,7 @@ def run_command(
         _print_table([shown], title=f"{file.name}: {entry}({args})")
 
 
-def _read_program(file: Path, entry: str, args: str) -> dict[str, Any]:
+def read_program(file: Path, entry: str, args: str) -> dict[str, Any]:
     """Read and check the program and args in this process: bad input is a UserError."""
     try:
         source = file.read_text(encoding="utf-8")
@@ -148,9 +148,15 @@ def _batch_case(line: str, where: str) -> dict[str, Any]:
     return case
 
 
-def _run_cases(
-    cases: list[dict[str, Any]], limits: dict[str, Any], workers: int | None
+def run_cases(
+    cases: list[dict[str, Any]],
+    limits: dict[str, Any],
+    workers: int | None,
+    *,
+    kind: str = "run",
+    agree: Any = None,
 ) -> list[dict[str, Any]]:
+    """Run cases through the Executor (both hash seeds); ``kind="trace"`` traces them."""
     from factory.execute.runner import Executor
 
     if workers is None:
@@ -158,13 +164,13 @@ def _run_cases(
 
         workers = max(1, min(default_workers(), len(cases)))
     with Executor(workers=workers, **limits) as executor:
-        return list(executor.run(cases))
+        return list(executor.run(cases, kind=kind, agree=agree))
 
 
 def _run_batch(
     cases: list[dict[str, Any]], json_out: bool, limits: dict[str, Any], workers: int | None
 ) -> None:
-    results = _run_cases(cases, limits, workers)
+    results = run_cases(cases, limits, workers)
     shown = [{key: r[key] for key in RESULT_KEYS} for r in results]
     if json_out:
         out = sys.stdout

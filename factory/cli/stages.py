@@ -42,6 +42,21 @@ def inputs(
     run_inputs_stage(p.seed, p.inputs, p.execute, p.synthesize.grammar, programs, out, stats).print_summary()
 
 
+@app.command("traces")
+def traces_stage(
+    params: Path = PARAMS,
+    executions: Path = typer.Option(Path("data/executions"), help="Executions from the execute stage."),
+    out: Path = typer.Option(Path("data/traces"), help="Output folder of trace shards."),
+    stats: Path = typer.Option(Path("data/metrics/trace.json"), help="Stats JSON (DVC metrics)."),
+) -> None:
+    """Trace every ok execution under both hash seeds; keep the cases whose traces agree (the trace
+    stage; `execverify trace FILE` traces one program)."""
+    from factory.trace.stage import run_trace_stage
+
+    p = load_params(params)
+    run_trace_stage(executions, out, stats, p.trace, p.execute).print_summary()
+
+
 @grammar_app.command("check")
 def grammar_check(
     folder: Path = typer.Argument(Path("grammars/python"), help="A language folder."),

@@ -23,7 +23,13 @@ def payload_of(case: dict[str, Any]) -> dict[str, Any]:
     payload = {"source": case["source"], "entry": case.get("entry") or "f", "args": case["args"]}
     if case.get("eval_args"):
         payload["eval_args"] = True
+    for option in _JOB_OPTIONS:  # e.g. the tracer's step and repr bounds
+        if option in case:
+            payload[option] = case[option]
     return payload
+
+
+_JOB_OPTIONS = ("capture", "max_steps", "max_repr")
 
 
 def same_output(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -1,0 +1,137 @@
+"""``execverify trace`` and ``execverify questions``: one program's trace and the questions it supports.
+
+Both run the program in the sandbox pool under both hash seeds (a trace that depends on the hash
+seed is reported ``nondeterministic``, as the trace stage would drop it).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from factory.cli import app
+from factory.cli.run import read_batch, read_program, run_cases
+from factory.errors import UserError
+
+TRACE_KEYS = ("status", "output_repr", "output_type", "steps", "states")
+FILE_ARG = typer.Argument(help="Python file that defines the entry function.")
+ENTRY_OPT = typer.Option("--entry", help="Entry function name.")
+ARGS_OPT = typer.Option("--args", help="Argument list as literal text, e.g. \"[1, 2], 'ab'\".")
+JSON_OPT = typer.Option("--json", help="Print JSON only.")
+
+
+def _limits(timeout: float, max_steps: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    if timeout <= 0:
+        raise UserError(f"--timeout must be positive, got {timeout}")
+    if max_steps < 1:
+        raise UserError(f"--max-steps must be at least 1, got {max_steps}")
+    return {"timeout_s": timeout}, {"max_steps": max_steps, "max_repr": 300}
+
+
+def trace_cases(cases: list[dict[str, Any]], timeout: float, max_steps: int) -> list[dict[str, Any]]:
+    """Traces of cases (``source``, ``entry``, ``args``), checked under both hash seeds."""
+    from factory.trace.stage import same_trace
+
+    limits, options = _limits(timeout, max_steps)
+    results = run_cases([{**c, **options} for c in cases], limits, None, kind="trace", agree=same_trace)
+    for result in results:
+        if result["status"] == "bad_program":
+            raise UserError(f"bad program: {result.get('error') or result.get('detail')}")
+    return [{key: r.get(key) for key in TRACE_KEYS} for r in results]
+
+
+@app.command("trace")
+def trace_command(
+    file: Annotated[Path | None, FILE_ARG] = None,
+    entry: Annotated[str, ENTRY_OPT] = "f",
+    args: Annotated[str | None, ARGS_OPT] = None,
+    batch: Annotated[str | None, typer.Option("--batch", help="JSONL of cases; - is stdin.")] = None,
+    json_out: Annotated[bool, JSON_OPT] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per case.")] = 5.0,
+    max_steps: Annotated[int, typer.Option("--max-steps", help="Longer traces: too_many_steps.")] = 20000,
+) -> None:
+    """Trace a program on one input (or a batch): every step and every changed variable."""
+    if batch is not None:
+        if file is not None or args is not None:
+            raise UserError("give either FILE with --args, or --batch, not both")
+        results = trace_cases(read_batch(batch), timeout, max_steps)
+        if json_out:
+            sys.stdout.writelines(json.dumps(r) + "\n" for r in results)
+        else:
+            for number, r in enumerate(results, 1):
+                _print_trace(r, f"case {number}", None)
+        return
+    case = _one_case(file, entry, args)
+    result = trace_cases([case], timeout, max_steps)[0]
+    if json_out:
+        print(json.dumps(result))
+    else:
+        _print_trace(result, f"{file.name}: {entry}({args})", case["source"])
+
+
+@app.command("questions")
+def questions_command(
+    file: Annotated[Path | None, FILE_ARG] = None,
+    entry: Annotated[str, ENTRY_OPT] = "f",
+    args: Annotated[str | None, ARGS_OPT] = None,
+    json_out: Annotated[bool, JSON_OPT] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds.")] = 5.0,
+) -> None:
+    """Every question the program's trace supports (before sampling), with gold answers."""
+    from factory.tasks.questions import questions_from_trace
+
+    case = _one_case(file, entry, args)
+    result = trace_cases([case], timeout, 20000)[0]
+    if result["status"] != "ok":
+        raise UserError(f"the program does not run to a literal result: {result['status']}")
+    questions = questions_from_trace(case["source"], result)
+    if json_out:
+        print(json.dumps(questions))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{len(questions)} questions: {entry}({args})")
+    for column in ("family", "line", "occurrence", "var", "answer"):
+        table.add_column(column, overflow="fold")
+    for q in questions:
+        table.add_row(*(str(q.get(c, "")) for c in ("family", "line", "occurrence", "var", "answer")))
+    Console().print(table)
+
+
+def _one_case(file: Path | None, entry: str, args: str | None) -> dict[str, Any]:
+    if file is None:
+        raise UserError("missing FILE")
+    if args is None:
+        raise UserError("missing --args (use --args '' for a function without arguments)")
+    return read_program(file, entry, args)
+
+
+def _print_trace(result: dict[str, Any], title: str, source: str | None) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    console.print(f"[bold]{escape(title)}[/]: {result['status']} → {escape(str(result['output_repr']))}")
+    lines = source.splitlines() if source else []
+    changed: dict[int, list[str]] = {}
+    for s in result["states"]:
+        changed.setdefault(s["step"], []).append(f"{s['var']} = {s['repr']} ({s['type']})")
+    table = Table()
+    for column in ("step", "line", "func", "source", "changed after the step"):
+        table.add_column(column, overflow="fold")
+    for step in result["steps"]:
+        text = lines[step["line"] - 1].strip() if 0 < step["line"] <= len(lines) else ""
+        table.add_row(
+            str(step["step"]),
+            str(step["line"]),
+            step["func"],
+            escape(text),
+            escape("; ".join(changed.get(step["step"], []))),
+        )
+    console.print(table)

@@ -1,0 +1,5 @@
+"""Questions and tasks derived from traces (DESIGN §5)."""
+
+from factory.tasks.questions import line_text, questions_from_trace, statement_lines
+
+__all__ = ["line_text", "questions_from_trace", "statement_lines"]

@@ -1,0 +1,262 @@
+"""Task items of one traced case: white-box, output, input and coverage (DESIGN §3, §5).
+
+``build_items_for_case(case_row, trace, seed=..., params=...)`` turns one case (a row of the
+traces table, or any dict with ``source``, ``entry`` and ``args``) and its trace into dataset
+rows, one per item family in ``params.families``:
+
+- ``white_box``: the output question first, then up to ``params.next_line`` next_line and up to
+  ``params.state`` state questions (``factory.tasks.sampling``); dropped when none exists.
+- ``output`` and ``input``: one question each (``input`` is judged by running the program).
+- ``coverage``: up to ``params.coverage_per_item`` coverage questions, at least one NO and one
+  YES when both exist; dropped when every line runs in every call (nothing to ask).
+
+Randomness: the white-box draw uses ``random.Random(f"{seed}:{case_id}")``, the coverage draw
+``random.Random(f"{seed}:{case_id}:coverage")``, so each family can be regenerated alone.
+Gold answers are typed JSON (ints for lines, strings for ``value; type``, reprs for outputs);
+``questions`` holds the structured questions exactly as ``factory.scoring.score_item`` reads them.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import json
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from factory.literals import parse_args
+from factory.params import TasksParams
+from factory.tasks.prompts import render_prompt
+from factory.tasks.questions import line_text, questions_from_trace
+from factory.tasks.sampling import sample_coverage, sample_questions
+
+ITEM_FAMILIES = ("white_box", "output", "input", "coverage")
+#: Question keys kept in an item's ``questions`` (in this order), per question family.
+_KEYS = {
+    "output": ("family", "answer", "answer_type"),
+    "input": ("family", "answer", "answer_type"),
+    "next_line": ("family", "line", "occurrence", "answer", "informative", "trivial"),
+    "state": ("family", "line", "occurrence", "var", "answer", "informative", "trivial"),
+    "coverage": ("family", "line", "answer", "informative", "trivial"),
+}
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
+if hasattr(ast, "TryStar"):
+    _COMPOUND = (*_COMPOUND, ast.TryStar)
+
+
+def task_id(case_id: str, family: str, questions: list[dict[str, Any]]) -> str:
+    """Content hash of the case, the family and the questions (gold answers included)."""
+    text = json.dumps([case_id, family, questions], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def default_case_id(source: str, entry: str, args: str) -> str:
+    """A case id for a case given by hand (the CLI): hash of source, entry and args."""
+    return hashlib.sha256(f"{source}\0{entry}\0{args}".encode()).hexdigest()[:16]
+
+
+def program_features(source: str) -> dict[str, Any]:
+    """Static features of a program (see ``_features``); a fresh dict each call."""
+    return dict(_features(source))
+
+
+@functools.lru_cache(maxsize=1024)
+def _features(source: str) -> tuple[tuple[str, Any], ...]:
+    """Static features: ``n_lines`` (up to the last non-blank line), ``n_loops`` (for/while),
+    ``n_branches`` (if/elif, conditional expressions, match cases, except handlers),
+    ``has_helper`` (more than one function), ``max_depth`` (deepest nesting of compound
+    statements in a function body; a flat body is 0, an ``elif`` sits at its ``if``'s depth)."""
+    lines = source.splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    tree = ast.parse(source)
+    nodes = list(ast.walk(tree))
+    functions = [n for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    features = {
+        "n_lines": len(lines),
+        "n_loops": sum(isinstance(n, _LOOPS) for n in nodes),
+        "n_branches": sum(
+            isinstance(n, (ast.If, ast.IfExp, ast.match_case, ast.ExceptHandler)) for n in nodes
+        ),
+        "has_helper": len(functions) > 1,
+        "max_depth": max((_depth(f.body, 0) for f in functions), default=0),
+    }
+    return tuple(features.items())
+
+
+def _depth(block: list[ast.stmt], depth: int) -> int:
+    deepest = depth
+    for node in block:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue  # measured on their own
+        if not isinstance(node, _COMPOUND):
+            continue
+        inner = [node.body]
+        if isinstance(node, ast.If):
+            orelse = node.orelse
+            if len(orelse) == 1 and isinstance(orelse[0], ast.If):  # elif: same depth
+                deepest = max(deepest, _depth(orelse, depth))
+            else:
+                inner.append(orelse)
+        else:
+            inner += [getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+            inner += [h.body for h in getattr(node, "handlers", [])]
+            inner += [c.body for c in getattr(node, "cases", [])]
+        for body in inner:
+            if body:
+                deepest = max(deepest, _depth(body, depth + 1))
+    return deepest
+
+
+def _safe_text(text: str) -> bool:
+    """An answer line that the answer block can hold (one line, no answer tag)."""
+    return "\n" not in text and "\r" not in text and "answer>" not in text.lower()
+
+
+def _literal(text: str | None) -> bool:
+    if text is None:
+        return False
+    try:
+        ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _clean(question: Mapping[str, Any]) -> dict[str, Any]:
+    keys = _KEYS[question["family"]]
+    return {k: question[k] for k in keys if k in question}
+
+
+def _params(params: TasksParams | Mapping[str, Any] | None) -> TasksParams:
+    if params is None:
+        return TasksParams()
+    if isinstance(params, TasksParams):
+        return params
+    return TasksParams.model_validate(dict(params))
+
+
+def build_items_with_reasons(
+    case_row: Mapping[str, Any],
+    trace: Mapping[str, Any],
+    *,
+    seed: int,
+    params: TasksParams | Mapping[str, Any] | None = None,
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The item rows of one case and the reasons for the items it could not give.
+
+    A reason is ``"case:<why>"`` when the whole case gives nothing, else ``"<family>:<why>"``.
+    """
+    p = _params(params)
+    source, entry, args = case_row["source"], case_row["entry"], case_row["args"]
+    if trace.get("status") != "ok":
+        return [], [f"case:trace_{trace.get('status')}"]
+    output_repr, output_type = trace.get("output_repr"), trace.get("output_type")
+    if not _literal(output_repr) or not output_type:
+        return [], ["case:output_not_literal"]
+    try:
+        parse_args(args)
+        features = program_features(source)
+    except Exception:  # UserError (args), SyntaxError: the case is unusable
+        return [], ["case:unparseable"]
+    if not (_safe_text(output_repr) and _safe_text(args) and _safe_text(entry)):
+        return [], ["case:answer_tag_in_text"]
+
+    case_id = case_row.get("case_id") or default_case_id(source, entry, args)
+    all_questions = questions_from_trace(source, dict(trace))
+    output_q = {"family": "output", "answer": output_repr, "answer_type": output_type}
+
+    def accept(q: Mapping[str, Any]) -> bool:
+        if q["family"] == "next_line":
+            return _safe_text(line_text(source, int(q["answer"])))
+        return _safe_text(str(q["answer"]))
+
+    items: list[dict[str, Any]] = []
+    reasons: list[str] = []
+    for family in p.families:
+        if family == "white_box":
+            rng = random.Random(f"{seed}:{case_id}")
+            nl, st = sample_questions(
+                all_questions,
+                rng,
+                next_line=p.next_line,
+                state=p.state,
+                minus_one_share=p.minus_one_share,
+                nil_share=p.nil_share,
+                accept=accept,
+            )
+            if not nl and not st:
+                reasons.append("white_box:no_white_box_question")
+                continue
+            questions = [output_q] + [_clean(q) for q in nl + st]
+        elif family == "output":
+            questions = [output_q]
+        elif family == "input":
+            questions = [{"family": "input", "answer": output_repr, "answer_type": output_type}]
+        elif family == "coverage":
+            rng = random.Random(f"{seed}:{case_id}:coverage")
+            picked = sample_coverage(all_questions, rng, p.coverage_per_item, accept=accept)
+            if not picked:
+                reasons.append("coverage:no_informative_line")
+                continue
+            questions = [_clean(q) for q in picked]
+        else:  # TasksParams validates families; a plain dict may not
+            raise ValueError(f"unknown item family {family!r}")
+        items.append(_row(case_row, case_id, family, questions, trace, features, output_repr, output_type))
+    return items, reasons
+
+
+def build_items_for_case(
+    case_row: Mapping[str, Any],
+    trace: Mapping[str, Any],
+    *,
+    seed: int,
+    params: TasksParams | Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """The item rows of one case (one per family in ``params.families`` that has questions).
+
+    ``case_row`` needs ``source``, ``entry`` and ``args``; ``case_id``, ``program_id``, ``tier``,
+    ``target`` and ``grammar_hash`` are copied when present (a missing ``case_id`` is hashed
+    from the program and its arguments). ``trace`` is the dict of ``trace_call`` with capture.
+    """
+    return build_items_with_reasons(case_row, trace, seed=seed, params=params)[0]
+
+
+def _row(
+    case_row: Mapping[str, Any],
+    case_id: str,
+    family: str,
+    questions: list[dict[str, Any]],
+    trace: Mapping[str, Any],
+    features: dict[str, Any],
+    output_repr: str,
+    output_type: str,
+) -> dict[str, Any]:
+    source, entry, args = case_row["source"], case_row["entry"], case_row["args"]
+    item = {"family": family, "source": source, "entry": entry, "args": args, "questions": questions}
+    trace_length = case_row.get("trace_length")
+    if trace_length is None:
+        trace_length = len(trace.get("steps") or ())
+    return {
+        "task_id": task_id(case_id, family, questions),
+        "case_id": case_id,
+        "program_id": case_row.get("program_id"),
+        "family": family,
+        "prompt": render_prompt(item),
+        "questions": json.dumps(questions, ensure_ascii=False),
+        "answer": json.dumps([q["answer"] for q in questions], ensure_ascii=False),
+        "source": source,
+        "entry": entry,
+        "args": args,
+        "tier": case_row.get("tier"),
+        "target": case_row.get("target"),
+        "grammar_hash": case_row.get("grammar_hash"),
+        "trace_length": int(trace_length),
+        "n_questions": len(questions),
+        **features,
+        "output_repr": output_repr,
+        "output_type": output_type,
+    }

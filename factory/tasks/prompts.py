@@ -1,0 +1,249 @@
+"""Prompts for task items, and the gold completion that proves prompt and scorer agree (DESIGN §5).
+
+One prompt shape for every family: short instructions with the answer rules of the families the
+item asks about, a format-only example on a fixed tiny program, then the task (the program with
+line numbers, the call, the numbered questions) and the reply format: reasoning in
+``<reasoning>...</reasoning>``, then exactly one answer line per question, in order, in
+``<answer>...</answer>``, which is what ``factory.scoring`` parses.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from factory.tasks.questions import line_text
+
+Question = Mapping[str, Any]
+
+ITEM_FAMILIES = ("white_box", "output", "input", "coverage")
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+_INTRO = {
+    "white_box": "Work out how the Python program below executes for the given call, then answer "
+    "the questions about its execution.",
+    "output": "Work out what the Python function below returns for the given call.",
+    "input": "Find an input for which the Python function below returns the given output.",
+    "coverage": "Work out which lines of the Python program below run for the given call.",
+}
+
+_COUNTING = (
+    "- Executions: the k-th execution of a line is the k-th time its statement runs. Execution "
+    "goes into called helper functions (the line after a call can be a helper's line; after the "
+    "helper returns, the caller goes on with its next line). A for/while header also runs for "
+    "the final check that ends the loop."
+)
+_MULTILINE = "- A statement written over several lines counts as its first line."
+_RULES = {
+    "output": "- Complete the assertion: write the whole assertion with ?? replaced by the return "
+    "value as a Python literal.",
+    "input": "- Complete the assertion: write the whole assertion with ?? replaced by arguments "
+    "written as Python literals (no names, no calls); any arguments that make it hold are right.",
+    "next_line": "- Which line runs next: copy that line's code exactly, without its number; write "
+    "-1 if nothing runs after it ({entry} has returned) or if the line does not run that many "
+    "times.",
+    "state": "- Value and type: write `<value>; <type>`, the value as a Python literal (as repr "
+    "shows it) and the type as type(x).__name__, e.g. `[1, 'a']; list`, read in the function "
+    "that the line belongs to, once that execution of the line is over; write Nil if the line "
+    "does not run that many times.",
+    "coverage": "- Does a line run: write YES or NO.",
+}
+
+# The format-only example: a fixed program, its questions and their answers per family.
+_EXAMPLE_SOURCE = (
+    "def demo(n):\n"
+    "    s = 0\n"
+    "    for i in range(n):\n"
+    "        s += i\n"
+    "    if s > 5:\n"
+    "        return -s\n"
+    "    return s\n"
+)
+_EXAMPLE_ENTRY = "demo"
+_EXAMPLE_ARGS = "3"
+_EXAMPLE_QUESTIONS: dict[str, list[dict[str, Any]]] = {
+    "output": [{"family": "output", "answer": "3", "answer_type": "int"}],
+    "input": [{"family": "input", "answer": "3", "answer_type": "int"}],
+    "next_line": [
+        {"family": "next_line", "line": 3, "occurrence": 4, "answer": 5},
+        {"family": "next_line", "line": 6, "occurrence": 1, "answer": -1},
+    ],
+    "state": [
+        {"family": "state", "line": 4, "occurrence": 2, "var": "s", "answer": "1; int"},
+        {"family": "state", "line": 4, "occurrence": 4, "var": "s", "answer": "Nil"},
+    ],
+    "coverage": [
+        {"family": "coverage", "line": 4, "answer": "YES"},
+        {"family": "coverage", "line": 6, "answer": "NO"},
+    ],
+}
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, 11th, 21st, ..."""
+    if 10 <= n % 100 <= 20:
+        suffix = "th"
+    else:
+        suffix = {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def numbered_program(source: str) -> str:
+    """The program as shown to the model: ``  1 | def f(x):``, one row per source line."""
+    lines = source.splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    width = max(3, len(str(len(lines))))
+    return "\n".join(f"{i:>{width}} | {text}".rstrip() for i, text in enumerate(lines, 1))
+
+
+def call_text(entry: str, args: str) -> str:
+    return f"{entry}({args})"
+
+
+def question_text(question: Question, entry: str, args: str | None) -> str:
+    """The wording of one question."""
+    family = question["family"]
+    if family == "output":
+        return f"Complete the assertion: assert {call_text(entry, args or '')} == ??"
+    if family == "input":
+        return f"Complete the assertion: assert {entry}(??) == {question['answer']}"
+    if family == "next_line":
+        return (
+            f"Which line runs right after the {ordinal(question['occurrence'])} execution of "
+            f"line {question['line']}?"
+        )
+    if family == "state":
+        return (
+            f"What are the value and type of `{question['var']}` right after the "
+            f"{ordinal(question['occurrence'])} execution of line {question['line']}?"
+        )
+    if family == "coverage":
+        return f"Does line {question['line']} run during this call?"
+    raise ValueError(f"unknown question family {family!r}")
+
+
+def answer_line(question: Question, entry: str, args: str | None, source: str) -> str:
+    """The gold answer line of one question, in the format the scorer parses."""
+    family = question["family"]
+    if family in ("output", "input"):
+        return f"assert {call_text(entry, args or '')} == {question['answer']}"
+    if family == "next_line":
+        return line_text(source, int(question["answer"]))
+    if family in ("state", "coverage"):
+        return str(question["answer"])
+    raise ValueError(f"unknown question family {family!r}")
+
+
+def _questions(item: Mapping[str, Any]) -> list[dict[str, Any]]:
+    questions = item["questions"]
+    return json.loads(questions) if isinstance(questions, str) else list(questions)
+
+
+def _families(questions: Sequence[Question]) -> list[str]:
+    return list(dict.fromkeys(q["family"] for q in questions))
+
+
+@functools.lru_cache(maxsize=1024)
+def has_multiline_statement(source: str) -> bool:
+    """Whether a statement spans several lines (its header, for a compound statement); the
+    prompt then says how such statements are numbered."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt) or isinstance(node, _DEFINITIONS):
+            continue
+        for name, value in ast.iter_fields(node):
+            if name in _BLOCKS:
+                continue
+            for child in value if isinstance(value, list) else [value]:
+                end = getattr(child, "end_lineno", None)
+                if end is not None and end > node.lineno:
+                    return True
+    return False
+
+
+def _block(
+    family: str,
+    source: str,
+    entry: str,
+    args: str | None,
+    questions: Sequence[Question],
+) -> list[str]:
+    """Program, call and numbered questions."""
+    parts = ["Program:", numbered_program(source), ""]
+    if family != "input":
+        parts += [f"Call: {call_text(entry, args or '')}", ""]
+    parts.append("Questions:" if len(questions) > 1 else "Question:")
+    parts += [f"{i}. {question_text(q, entry, args)}" for i, q in enumerate(questions, 1)]
+    return parts
+
+
+def _example(family: str, families: Sequence[str]) -> list[str]:
+    questions = [q for f in families for q in _EXAMPLE_QUESTIONS[f]]
+    if family == "white_box":  # the output question first, as in the item
+        questions = _EXAMPLE_QUESTIONS["output"] + [q for q in questions if q["family"] != "output"]
+    answers = [answer_line(q, _EXAMPLE_ENTRY, _EXAMPLE_ARGS, _EXAMPLE_SOURCE) for q in questions]
+    return [
+        "Format example (format only: a different program; its questions and values are "
+        "illustrative and unrelated to your task):",
+        *_block(family, _EXAMPLE_SOURCE, _EXAMPLE_ENTRY, _EXAMPLE_ARGS, questions),
+        "<reasoning>",
+        "...",
+        "</reasoning>",
+        "<answer>",
+        *answers,
+        "</answer>",
+    ]
+
+
+def render_prompt(item: Mapping[str, Any]) -> str:
+    """The prompt of an item (a dict with ``family``, ``source``, ``entry``, ``args`` and
+    ``questions``, a list or its JSON text)."""
+    family = item["family"]
+    if family not in ITEM_FAMILIES:
+        raise ValueError(f"unknown item family {family!r} (expected one of {ITEM_FAMILIES})")
+    source, entry, args = item["source"], item["entry"], item.get("args")
+    questions = _questions(item)
+    if not questions:
+        raise ValueError("an item needs at least one question")
+    families = _families(questions)
+    rules = []
+    if {"next_line", "state"} & set(families):
+        rules.append(_COUNTING)
+    if {"next_line", "state", "coverage"} & set(families) and has_multiline_statement(source):
+        rules.append(_MULTILINE)
+    rules += [_RULES[f].format(entry=entry) for f in families]
+    n = len(questions)
+    parts = [
+        _INTRO[family],
+        "",
+        "Answer rules:",
+        *rules,
+        "- First reason inside <reasoning>...</reasoning>, then give the answers inside "
+        "<answer>...</answer>: one line per question, in the order asked, with no numbering and "
+        "no other text.",
+        "",
+        *_example(family, families),
+        "",
+        "Your task:",
+        *_block(family, source, entry, args, questions),
+        "",
+        f"Reply with <reasoning>...</reasoning>, then <answer>...</answer> holding exactly {n} "
+        f"line{'s' if n > 1 else ''}.",
+    ]
+    return "\n".join(parts)
+
+
+def gold_completion(item: Mapping[str, Any]) -> str:
+    """The reference completion of an item: every gold answer, in the prompt's format."""
+    questions = _questions(item)
+    source, entry, args = item["source"], item["entry"], item.get("args")
+    answers = [answer_line(q, entry, args, source) for q in questions]
+    return "<reasoning>\nReference answer.\n</reasoning>\n<answer>\n" + "\n".join(answers) + "\n</answer>"

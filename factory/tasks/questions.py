@@ -1,0 +1,417 @@
+"""Every question a trace supports (DESIGN §4, §5), before sampling.
+
+``questions_from_trace(source, trace)`` returns the JSON of ``execverify questions --json``: one
+dict per question, in the families ``output``, ``next_line``, ``state`` and ``coverage``. Each
+question also carries ``informative`` (tags that say why it is worth asking: a branch point, a
+loop header, a 2nd+ iteration, a call into a helper, a line that never runs, ...) and ``trivial``
+(the answer is what a reader gets without reasoning: the next physical line, a constant
+assignment, a line that runs in every call), so that the sampler can prefer the hard ones.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+_KINDS = {
+    ast.If: "if",
+    ast.While: "while",
+    ast.For: "for",
+    ast.AsyncFor: "for",
+    ast.Try: "try",
+    ast.With: "with",
+    ast.AsyncWith: "with",
+    ast.Match: "match",
+    ast.Return: "return",
+    ast.Break: "break",
+    ast.Continue: "continue",
+    ast.Raise: "raise",
+    ast.FunctionDef: "def",
+    ast.AsyncFunctionDef: "def",
+    ast.ClassDef: "class",
+}
+# Statements that compile to no instruction, hence never have a line event.
+_SILENT = (ast.Global, ast.Nonlocal)
+
+#: How many lines that never run get a -1 / Nil question (the first ones in source order).
+MAX_NEVER_RUN = 5
+
+
+@dataclass(frozen=True)
+class StatementLine:
+    """What the source says about the statement that starts on one line."""
+
+    line: int
+    kind: str  # if, while, for, try, except, case, with, match, return, def, ..., simple
+    func: str  # the innermost enclosing function
+    conditional: bool  # inside an if/loop/try/except/match body of its function
+    first_in_function: bool  # the first statement of its function's body
+    assigns: tuple[str, ...]  # names bound by the statement itself (targets, loop variables)
+    names: tuple[str, ...]  # names the statement reads
+    calls: tuple[str, ...]  # names of the functions it calls by simple name
+    constant: bool  # `v = <literal>`: its state answer needs no reasoning
+    local_names: frozenset[str] = field(default=frozenset())  # the function's params and locals
+
+
+def line_text(source: str, line: int) -> str:
+    """The stripped text of ``line`` (1-based) of ``source``; ``"-1"`` for line -1."""
+    if line == -1:
+        return "-1"
+    lines = source.splitlines()
+    if not 1 <= line <= len(lines):
+        raise ValueError(f"line {line} is outside the program (1..{len(lines)})")
+    return lines[line - 1].strip()
+
+
+def statement_lines(source: str) -> dict[int, StatementLine]:
+    """The lines that start a statement inside a function body, which a trace can reach.
+
+    Module-level statements (they run untraced, when the program is loaded), docstrings and
+    ``global``/``nonlocal`` (no instruction, hence no line event) are left out. ``except`` and
+    ``case`` headers count as statements: Python reports line events on them.
+    """
+    return dict(_statement_lines(source))
+
+
+@functools.lru_cache(maxsize=256)
+def _statement_lines(source: str) -> dict[int, StatementLine]:
+    tree = ast.parse(source)
+    found: dict[int, StatementLine] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            local_names = _local_names(node)
+            _collect(node.body, node.name, False, local_names, found, first=True)
+    return found
+
+
+def _collect(
+    block: list[Any],
+    func: str,
+    conditional: bool,
+    local_names: frozenset[str],
+    found: dict[int, StatementLine],
+    *,
+    first: bool = False,
+) -> None:
+    for index, node in enumerate(block):
+        if isinstance(node, _SILENT):
+            continue
+        if (
+            first
+            and index == 0
+            and isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            continue  # a docstring
+        line = _first_line(node)
+        if isinstance(node, ast.ExceptHandler):
+            kind = "except"
+        elif isinstance(node, ast.match_case):
+            kind = "case"
+        else:
+            kind = _KINDS.get(type(node), "simple")
+        header = _header_nodes(node)
+        found.setdefault(
+            line,
+            StatementLine(
+                line=line,
+                kind=kind,
+                func=func,
+                conditional=conditional,
+                first_in_function=first and index == (1 if _has_docstring(block) else 0),
+                assigns=_assigned(node),
+                names=tuple(dict.fromkeys(_names_read(header))),
+                calls=tuple(dict.fromkeys(_calls(header))),
+                constant=_constant_assignment(node),
+                local_names=local_names,
+            ),
+        )
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue  # their bodies run in other frames; FunctionDefs are walked on their own
+        for name in _BLOCK_FIELDS:
+            inner = getattr(node, name, None)
+            if inner:
+                # The body of `with` is no branch; everything else may be skipped or repeated.
+                inner_conditional = conditional or not isinstance(node, (ast.With, ast.AsyncWith))
+                _collect(inner, func, inner_conditional, local_names, found)
+
+
+def _has_docstring(block: list[Any]) -> bool:
+    head = block[0] if block else None
+    return (
+        isinstance(head, ast.Expr)
+        and isinstance(head.value, ast.Constant)
+        and isinstance(head.value.value, str)
+    )
+
+
+def _first_line(node: Any) -> int:
+    if isinstance(node, ast.match_case):
+        return node.pattern.lineno
+    decorators = getattr(node, "decorator_list", None) or []
+    return min([node.lineno] + [d.lineno for d in decorators])
+
+
+def _header_nodes(node: Any) -> list[ast.AST]:
+    """The parts of a statement that run on its own line event (not its body)."""
+    if isinstance(node, ast.match_case):
+        return [node.pattern] + ([node.guard] if node.guard else [])
+    return [
+        child
+        for name, value in ast.iter_fields(node)
+        if name not in _BLOCK_FIELDS
+        for child in (value if isinstance(value, list) else [value])
+        if isinstance(child, ast.AST)
+    ]
+
+
+def _walk_expr(nodes: list[ast.AST]) -> list[ast.AST]:
+    """Nodes of expressions, not descending into nested scopes (lambdas keep their own names)."""
+    out: list[ast.AST] = []
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _names_read(nodes: list[ast.AST]) -> list[str]:
+    return [
+        n.id for n in _walk_expr(nodes) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    ]
+
+
+def _calls(nodes: list[ast.AST]) -> list[str]:
+    return [
+        n.func.id
+        for n in _walk_expr(nodes)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+    ]
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _assigned(node: Any) -> tuple[str, ...]:
+    names: list[str] = []
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            names += _target_names(target)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        names += _target_names(node.target)
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            if item.optional_vars is not None:
+                names += _target_names(item.optional_vars)
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        names.append(node.name)
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        names.append(node.name)
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        # Walrus targets anywhere in the statement's own expressions.
+        header = _header_nodes(node) if not isinstance(node, ast.match_case) else []
+        names += [n.target.id for n in _walk_expr(header) if isinstance(n, ast.NamedExpr)]
+    return tuple(dict.fromkeys(names))
+
+
+def _constant_assignment(node: Any) -> bool:
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        try:
+            ast.literal_eval(node.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+        return True
+    return False
+
+
+def _local_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    args = func.args
+    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    for node in _walk_expr(list(func.body)):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.append(node.id)
+    return frozenset(names)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def questions_from_trace(source: str, trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every question that ``trace`` (of ``source``) supports, before sampling.
+
+    Families and gold answers follow DESIGN §4-§5: ``output`` once; ``next_line`` for every
+    (line, occurrence) that occurs, plus (line, last occurrence + 1) and a few lines that never
+    run, answered -1; ``state`` for every literal value changed at an occurrence, plus ``Nil``
+    questions for occurrences that never happen; ``coverage`` for every statement line of the
+    program's functions. A trace whose status is not ``ok`` supports none.
+    """
+    if trace.get("status") != "ok":
+        return []
+    info = _statement_lines(source)
+    steps = trace["steps"]
+    lines = [s["line"] for s in steps]
+    funcs = [s["func"] for s in steps]
+    occurrence: list[int] = []
+    counts: Counter[int] = Counter()
+    for line in lines:
+        counts[line] += 1
+        occurrence.append(counts[line])
+    ran = set(counts)
+    never = sorted(line for line in info if line not in ran)[:MAX_NEVER_RUN]
+    physical_next = _physical_next(info)
+    function_starts = {i.line for i in info.values() if i.first_in_function}
+
+    questions: list[dict[str, Any]] = [
+        {
+            "family": "output",
+            "answer": trace["output_repr"],
+            "answer_type": trace["output_type"],
+            "informative": [],
+            "trivial": False,
+        }
+    ]
+
+    # next_line
+    for i, (line, k) in enumerate(zip(lines, occurrence, strict=True)):
+        nxt = lines[i + 1] if i + 1 < len(lines) else -1
+        tags = _line_tags(info.get(line), k)
+        if (
+            nxt != -1
+            and nxt in function_starts
+            and (funcs[i + 1] != funcs[i] or _calls_any(info.get(line)))
+        ):
+            tags.append("call")
+        elif nxt != -1 and funcs[i + 1] != funcs[i]:
+            tags.append("return")
+        if nxt != -1 and info.get(nxt) is not None and info[nxt].kind == "except":
+            tags.append("exception")
+        if nxt == -1:
+            tags.append("last_step")
+        questions.append(
+            _question("next_line", line, k, nxt, tags, trivial=nxt == physical_next.get(line))
+        )
+    for line in sorted(ran):
+        tags = _line_tags(info.get(line), counts[line] + 1) + ["never_runs"]
+        questions.append(_question("next_line", line, counts[line] + 1, -1, tags, trivial=False))
+    for line in never:
+        tags = _line_tags(info[line], 1) + ["never_runs"]
+        questions.append(_question("next_line", line, 1, -1, tags, trivial=False))
+
+    # state
+    changed_at: dict[int, list[str]] = defaultdict(list)
+    for state in trace["states"]:
+        index = state["step"] - 1
+        line, k = lines[index], occurrence[index]
+        if state["var"] not in changed_at[line]:
+            changed_at[line].append(state["var"])
+        if not state["literal"]:
+            continue
+        stmt = info.get(line)
+        tags = _line_tags(stmt, k)
+        if stmt is not None and state["var"] not in stmt.assigns:
+            tags.append("mutation")  # changed by a call or an alias, not by an assignment
+        if _calls_any(stmt):
+            tags.append("call")
+        question = _question(
+            "state",
+            line,
+            k,
+            f"{state['repr']}; {state['type']}",
+            tags,
+            trivial=bool(stmt is not None and stmt.constant and k == 1),
+        )
+        question["var"] = state["var"]
+        questions.append(_order_state(question))
+    for line in sorted(ran) + never:
+        stmt = info.get(line)
+        k = counts[line] + 1 if line in ran else 1
+        for var in _nil_vars(stmt, changed_at.get(line, [])):
+            tags = _line_tags(stmt, k) + ["never_runs"]
+            question = _question("state", line, k, "Nil", tags, trivial=False)
+            question["var"] = var
+            questions.append(_order_state(question))
+
+    # coverage
+    entry = funcs[0] if funcs else None
+    for line in sorted(info):
+        stmt = info[line]
+        executed = line in ran
+        tags = (["conditional"] if stmt.conditional else []) + ([] if executed else ["never_runs"])
+        questions.append(
+            {
+                "family": "coverage",
+                "line": line,
+                "answer": "YES" if executed else "NO",
+                "informative": tags,
+                # Runs in every call of the entry: no reasoning needed.
+                "trivial": executed and not stmt.conditional and stmt.func == entry,
+            }
+        )
+    return questions
+
+
+def _question(
+    family: str, line: int, k: int, answer: Any, tags: list[str], *, trivial: bool
+) -> dict[str, Any]:
+    return {
+        "family": family,
+        "line": line,
+        "occurrence": k,
+        "answer": answer,
+        "informative": list(dict.fromkeys(tags)),
+        "trivial": trivial,
+    }
+
+
+def _order_state(question: dict[str, Any]) -> dict[str, Any]:
+    """Put ``var`` before ``answer``, as in DESIGN §11."""
+    keys = ("family", "line", "occurrence", "var", "answer", "informative", "trivial")
+    return {key: question[key] for key in keys}
+
+
+def _line_tags(stmt: StatementLine | None, k: int) -> list[str]:
+    tags: list[str] = []
+    if stmt is not None:
+        if stmt.kind in ("if", "while", "match", "case", "except"):
+            tags.append("branch")
+        if stmt.kind in ("for", "while"):
+            tags.append("loop_header")
+    if k >= 2:
+        tags.append("second_iteration")
+    return tags
+
+
+def _calls_any(stmt: StatementLine | None) -> bool:
+    return stmt is not None and bool(stmt.calls)
+
+
+def _nil_vars(stmt: StatementLine | None, changed: list[str]) -> list[str]:
+    """Up to two variables to ask about at an occurrence that never happens."""
+    if changed:
+        return changed[:2]
+    if stmt is None:
+        return []
+    candidates = list(stmt.assigns) + [n for n in stmt.names if n in stmt.local_names]
+    return list(dict.fromkeys(candidates))[:2]
+
+
+def _physical_next(info: dict[int, StatementLine]) -> dict[int, int]:
+    """For each statement line, the next statement line of the same function in the source."""
+    by_func: dict[str, list[int]] = defaultdict(list)
+    for line in sorted(info):
+        by_func[info[line].func].append(line)
+    nxt: dict[int, int] = {}
+    for func_lines in by_func.values():
+        for a, b in zip(func_lines, func_lines[1:], strict=False):
+            nxt[a] = b
+    return nxt

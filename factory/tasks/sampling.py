@@ -1,0 +1,250 @@
+"""Choosing an item's questions among every question a trace supports (DESIGN §5).
+
+``sample_questions`` picks the next_line and state questions of a white-box item,
+``sample_coverage`` the questions of a coverage item. The rules:
+
+- Informative questions first: each question's weight grows with its ``informative`` tags
+  (branch points, loop headers, 2nd+ iterations, calls into helpers and returns from them,
+  mutations, lines that never run); a weighted draw without replacement (Efraimidis-Spirakis
+  keys) then prefers distinct lines, so one loop header does not take every slot.
+- ``-1`` next_line and ``Nil`` state answers are capped at a share of the asked count (at least
+  one when the share is positive and one exists), so an item neither lacks nor floods with them;
+  when too few other questions exist, the item asks fewer questions rather than exceed the cap.
+- Trivial questions (a simple statement whose next line is the next physical line, a constant
+  assignment's first state) are asked only when the program is straight-line, i.e. no next line
+  in the trace is anything but the next physical one. ``questions.py`` also marks a branch point
+  or loop header ``trivial`` when the path taken is the next physical line; here those count as
+  informative (the condition still has to be evaluated).
+- Only questions whose gold is a literal: state values are checked with ``ast.literal_eval``.
+
+Everything is deterministic given the ``random.Random`` passed in (the stage seeds it with
+``f"{seed}:{case_id}"``).
+"""
+
+from __future__ import annotations
+
+import ast
+import heapq
+import math
+import random
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+Question = dict[str, Any]
+
+#: How much each informative tag adds to a question's weight (the base weight is 1).
+TAG_WEIGHTS: dict[str, float] = {
+    "branch": 3.0,
+    "loop_header": 2.0,
+    "second_iteration": 2.0,
+    "call": 3.0,
+    "return": 2.0,
+    "exception": 3.0,
+    "mutation": 2.0,
+    "never_runs": 2.0,
+    "last_step": 1.0,
+    "conditional": 2.0,
+}
+#: Tags that make a next-line question worth asking even when the next line is the physical one.
+DECISION_TAGS = frozenset({"branch", "loop_header"})
+DEFAULT_MINUS_ONE_SHARE = 0.2
+DEFAULT_NIL_SHARE = 0.2
+
+
+def weight(question: Question) -> float:
+    """The sampling weight of a question: 1 plus the weights of its informative tags."""
+    return 1.0 + sum(TAG_WEIGHTS.get(tag, 0.0) for tag in question.get("informative") or ())
+
+
+def is_trivial(question: Question) -> bool:
+    """Whether a question needs no reasoning (``trivial``, unless a branch or loop decides it)."""
+    if not question.get("trivial"):
+        return False
+    if question["family"] == "next_line":
+        return not DECISION_TAGS & set(question.get("informative") or ())
+    return True
+
+
+def is_straight_line(questions: Iterable[Question]) -> bool:
+    """True when every next line the trace took is the next physical line (no jump, no call)."""
+    return all(is_trivial(q) for q in questions if q["family"] == "next_line" and q["answer"] != -1)
+
+
+def special_quota(share: float, n: int, available: int) -> int:
+    """How many -1 / Nil answers to ask among ``n``: ``floor(share·n)``, at least one, capped."""
+    if share <= 0 or n <= 0 or available <= 0:
+        return 0
+    return min(available, max(1, math.floor(share * n + 1e-9)))
+
+
+def literal_state(question: Question) -> bool:
+    """A state question's gold is ``Nil`` or ``<literal>; <type>``."""
+    answer = question["answer"]
+    if answer == "Nil":
+        return True
+    if not isinstance(answer, str) or ";" not in answer:
+        return False
+    value = answer.rsplit(";", 1)[0].strip()
+    try:
+        ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _key(question: Question) -> tuple[Any, ...]:
+    return (question["family"], question.get("line"), question.get("occurrence"), question.get("var"))
+
+
+def _draw(
+    candidates: Sequence[Question],
+    k: int,
+    rng: random.Random,
+    accept: Callable[[Question], bool] | None = None,
+    taken: set[Any] | None = None,
+) -> list[Question]:
+    """Up to ``k`` questions drawn by weight without replacement, distinct lines preferred.
+
+    Every candidate consumes one ``rng.random()`` in candidate order (so the draw depends only on
+    the candidates and the rng state); ``accept`` is checked lazily on the questions reached.
+    ``taken`` holds the lines already asked about (updated in place).
+    """
+    if k <= 0 or not candidates:
+        return []
+    keyed = []
+    for index, q in enumerate(candidates):
+        u = 1.0 - rng.random()  # in (0, 1]
+        keyed.append((math.log(u) / weight(q), -index))
+    # The best few usually suffice; the full order only when they do not give k distinct lines
+    # (both give the same result: the first pass walks the same order).
+    head = heapq.nlargest(min(len(keyed), 4 * k + 8), keyed)
+    chosen = _greedy(candidates, head, k, accept, taken, complete=len(head) == len(keyed))
+    if chosen is None:
+        chosen = _greedy(candidates, sorted(keyed, reverse=True), k, accept, taken, complete=True)
+    assert chosen is not None
+    return chosen
+
+
+def _greedy(
+    candidates: Sequence[Question],
+    order: list[tuple[float, int]],
+    k: int,
+    accept: Callable[[Question], bool] | None,
+    taken: set[Any] | None,
+    *,
+    complete: bool,
+) -> list[Question] | None:
+    """Walk ``order``: distinct lines first, then the skipped ones; None when ``order`` is a
+    prefix too short to decide."""
+    chosen: list[Question] = []
+    lines: set[Any] = set(taken) if taken is not None else set()
+    later: list[Question] = []
+    for _, neg_index in order:
+        if len(chosen) == k:
+            break
+        q = candidates[-neg_index]
+        if accept is not None and not accept(q):
+            continue
+        if q.get("line") in lines:
+            later.append(q)  # a second question at a line waits for the first pass to end
+            continue
+        lines.add(q.get("line"))
+        chosen.append(q)
+    if len(chosen) < k and not complete:
+        return None
+    chosen += later[: k - len(chosen)]
+    if taken is not None:
+        taken.update(q.get("line") for q in chosen)
+    return chosen
+
+
+def _dedupe(questions: Iterable[Question]) -> list[Question]:
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for q in questions:
+        key = _key(q)
+        if key not in seen:
+            seen.add(key)
+            out.append(q)
+    return out
+
+
+def _sample_family(
+    pool: list[Question],
+    rng: random.Random,
+    n: int,
+    share: float,
+    special: Any,
+    accept: Callable[[Question], bool] | None,
+) -> list[Question]:
+    specials = [q for q in pool if q["answer"] == special]
+    regular = [q for q in pool if q["answer"] != special]
+    taken: set[Any] = set()
+    picked = _draw(specials, special_quota(share, n, len(specials)), rng, accept, taken)
+    picked += _draw(regular, n - len(picked), rng, accept, taken)
+    return sorted(picked, key=lambda q: (q["line"], q["occurrence"], q.get("var") or ""))
+
+
+def sample_questions(
+    all_questions: Sequence[Question],
+    rng: random.Random,
+    *,
+    next_line: int = 5,
+    state: int = 5,
+    minus_one_share: float = DEFAULT_MINUS_ONE_SHARE,
+    nil_share: float = DEFAULT_NIL_SHARE,
+    accept: Callable[[Question], bool] | None = None,
+) -> tuple[list[Question], list[Question]]:
+    """(next_line questions, state questions) for one white-box item, each sorted by line.
+
+    At most ``next_line`` and ``state`` questions; ``-1`` answers make at most
+    ``max(1, floor(minus_one_share·next_line))`` of the next_line ones (``nil_share`` likewise for
+    ``Nil``); trivial questions only for straight-line programs. ``accept`` is an extra filter
+    (the item builder uses it to refuse golds that would break the answer block).
+    """
+    for name, value in (("next_line", next_line), ("state", state)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be an int >= 0, got {value!r}")
+    for name, value in (("minus_one_share", minus_one_share), ("nil_share", nil_share)):
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    straight = is_straight_line(all_questions)
+    pools: dict[str, list[Question]] = {"next_line": [], "state": []}
+    for q in _dedupe(all_questions):
+        family = q["family"]
+        if family not in pools or (not straight and is_trivial(q)):
+            continue
+        if family == "state" and "var" not in q:
+            continue
+        pools[family].append(q)
+
+    def accept_state(q: Question) -> bool:
+        return literal_state(q) and (accept is None or accept(q))
+
+    next_line_qs = _sample_family(pools["next_line"], rng, next_line, minus_one_share, -1, accept)
+    state_qs = _sample_family(pools["state"], rng, state, nil_share, "Nil", accept_state)
+    return next_line_qs, state_qs
+
+
+def sample_coverage(
+    all_questions: Sequence[Question],
+    rng: random.Random,
+    k: int = 3,
+    *,
+    accept: Callable[[Question], bool] | None = None,
+) -> list[Question]:
+    """Up to ``k`` coverage questions, sorted by line: non-trivial lines only (a line that runs
+    in every call tells nothing), at least one NO and one YES when both exist and ``k >= 2``."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        raise ValueError(f"k must be an int >= 0, got {k!r}")
+    pool = [q for q in _dedupe(all_questions) if q["family"] == "coverage" and not q.get("trivial")]
+    if accept is not None:
+        pool = [q for q in pool if accept(q)]
+    no = [q for q in pool if q["answer"] == "NO"]
+    yes = [q for q in pool if q["answer"] == "YES"]
+    picked: list[Question] = []
+    if k >= 2 and no and yes:
+        picked = _draw(no, 1, rng) + _draw(yes, 1, rng)
+    rest = [q for q in pool if all(q is not p for p in picked)]
+    picked += _draw(rest, k - len(picked), rng)
+    return sorted(picked, key=lambda q: q["line"])

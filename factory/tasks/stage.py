@@ -1,0 +1,192 @@
+"""The tasks stage: traces → tasks, one row per item (DESIGN §3, §5).
+
+Reads the traces table (the execution columns plus ``trace``, the JSON of the trace with
+states, and ``trace_length``), builds each case's items with ``build_items_for_case`` and streams
+them into shards with a fixed schema. Stats count *cases*: ``in`` cases read, ``out`` cases that
+gave at least one item, ``dropped`` cases that gave none, by reason (so in = out + dropped);
+``extra`` holds items per family and per tier, families skipped per reason, and the distribution
+of gold answers. Same input, seed and params give byte-identical output.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from factory.io import ShardWriter, count_rows, iter_rows
+from factory.params import TasksParams
+from factory.progress import progress
+from factory.stats import StageStats
+from factory.tasks.items import build_items_for_case, build_items_with_reasons
+
+__all__ = ["TASKS_SCHEMA", "build_items_for_case", "run_tasks_stage"]
+
+TASKS_SCHEMA = pa.schema(
+    [
+        pa.field("task_id", pa.string(), nullable=False),
+        pa.field("case_id", pa.string(), nullable=False),
+        pa.field("program_id", pa.string()),
+        pa.field("family", pa.string(), nullable=False),
+        pa.field("prompt", pa.string(), nullable=False),
+        pa.field("questions", pa.string(), nullable=False),  # JSON: questions with gold answers
+        pa.field("answer", pa.string(), nullable=False),  # JSON: the typed gold answers
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("entry", pa.string(), nullable=False),
+        pa.field("args", pa.string(), nullable=False),
+        pa.field("tier", pa.int32()),
+        pa.field("target", pa.string()),
+        pa.field("grammar_hash", pa.string()),
+        pa.field("trace_length", pa.int32()),
+        pa.field("n_questions", pa.int32()),
+        pa.field("n_lines", pa.int32()),
+        pa.field("n_loops", pa.int32()),
+        pa.field("n_branches", pa.int32()),
+        pa.field("has_helper", pa.bool_()),
+        pa.field("max_depth", pa.int32()),
+        pa.field("output_repr", pa.string()),
+        pa.field("output_type", pa.string()),
+    ]
+)
+PROGRESS_STEP = 256
+
+
+class _Tally:
+    """Distributions of items and gold answers, for the stats."""
+
+    def __init__(self) -> None:
+        self.items = 0
+        self.per_family: Counter[str] = Counter()
+        self.per_tier: dict[str, Counter[str]] = defaultdict(Counter)
+        self.skipped: Counter[str] = Counter()
+        self.questions: Counter[str] = Counter()  # questions per family of question
+        self.minus_one = 0
+        self.nil = 0
+        self.coverage: Counter[str] = Counter()
+        self.state_types: Counter[str] = Counter()
+        self.output_types: Counter[str] = Counter()
+        self.n_questions: dict[str, Counter[int]] = defaultdict(Counter)
+
+    def add(self, item: dict[str, Any]) -> None:
+        family = item["family"]
+        self.items += 1
+        self.per_family[family] += 1
+        self.per_tier[str(item.get("tier"))][family] += 1
+        self.n_questions[family][item["n_questions"]] += 1
+        for q in json.loads(item["questions"]):
+            qf = q["family"]
+            self.questions[qf] += 1
+            answer = q["answer"]
+            if qf == "next_line" and answer == -1:
+                self.minus_one += 1
+            elif qf == "state":
+                if answer == "Nil":
+                    self.nil += 1
+                else:
+                    self.state_types[answer.rsplit(";", 1)[1].strip()] += 1
+            elif qf == "coverage":
+                self.coverage[answer] += 1
+            elif qf == "output":
+                self.output_types[q["answer_type"]] += 1
+
+    def to_dict(self) -> dict[str, Any]:
+        def share(n: int, of: int) -> float:
+            return round(n / of, 6) if of else 0.0
+
+        def top(counter: Counter[str], n: int = 20) -> dict[str, int]:
+            return dict(sorted(counter.most_common(n), key=lambda kv: (-kv[1], kv[0])))
+
+        return {
+            "items": self.items,
+            "items_by_family": dict(sorted(self.per_family.items())),
+            "items_by_tier": {
+                tier: dict(sorted(c.items()))
+                for tier, c in sorted(self.per_tier.items(), key=lambda kv: _tier_key(kv[0]))
+            },
+            "items_skipped": dict(sorted(self.skipped.items())),
+            "questions_by_family": dict(sorted(self.questions.items())),
+            "questions_per_item": {
+                family: {str(k): v for k, v in sorted(c.items())}
+                for family, c in sorted(self.n_questions.items())
+            },
+            "answers": {
+                "next_line_minus_one": self.minus_one,
+                "next_line_minus_one_share": share(self.minus_one, self.questions["next_line"]),
+                "state_nil": self.nil,
+                "state_nil_share": share(self.nil, self.questions["state"]),
+                "state_types": top(self.state_types),
+                "output_types": top(self.output_types),
+                "coverage": dict(sorted(self.coverage.items())),
+            },
+        }
+
+
+def _tier_key(tier: str) -> tuple[int, int | str]:
+    return (0, int(tier)) if tier.lstrip("-").isdigit() else (1, tier)
+
+
+def run_tasks_stage(
+    traces_dir: str | Path,
+    out_dir: str | Path,
+    stats_path: str | Path,
+    seed: int,
+    params: TasksParams | None = None,
+) -> StageStats:
+    """Build the items of every traced case of ``traces_dir``; write the tasks table to
+    ``out_dir`` and the stats JSON to ``stats_path``."""
+    p = params if params is not None else TasksParams()
+    total = count_rows(traces_dir)
+    stats = StageStats("tasks")
+    tally = _Tally()
+    with (
+        ShardWriter(out_dir, TASKS_SCHEMA, rows_per_shard=p.rows_per_shard) as writer,
+        progress("tasks", total) as advance,
+    ):
+        done = 0
+        for batch in iter_rows(traces_dir):
+            for row in batch:
+                stats.items_in += 1
+                trace = _load_trace(row)
+                reason = trace if isinstance(trace, str) else None
+                if isinstance(trace, dict):
+                    items, reasons = build_items_with_reasons(row, trace, seed=seed, params=p)
+                    tally.skipped.update(r for r in reasons if not r.startswith("case:"))
+                    if items:
+                        stats.items_out += 1
+                        for item in items:
+                            writer.write(item)
+                            tally.add(item)
+                    else:
+                        reason = reasons[0].removeprefix("case:") if reasons else "no_item"
+                if reason is not None:
+                    stats.drop(reason)
+                done += 1
+                if done % PROGRESS_STEP == 0:
+                    advance(PROGRESS_STEP)
+        advance(done % PROGRESS_STEP)
+    stats.extra.update(tally.to_dict())
+    stats.extra["params"] = p.model_dump()
+    stats.extra["seed"] = seed
+    stats.write(stats_path)
+    stats.print_summary()
+    return stats
+
+
+def _load_trace(row: dict[str, Any]) -> dict[str, Any] | str:
+    """The trace of a traces row, or the reason the row cannot give items."""
+    status = row.get("status", "ok")
+    if status is not None and status != "ok":
+        return f"status_{status}"
+    for key in ("source", "entry", "args", "trace"):
+        if not isinstance(row.get(key), str):
+            return f"missing_{key}"
+    try:
+        trace = json.loads(row["trace"])
+    except json.JSONDecodeError:
+        return "bad_trace_json"
+    if not isinstance(trace, dict) or not isinstance(trace.get("steps"), list):
+        return "bad_trace_json"
+    return trace

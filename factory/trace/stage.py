@@ -1,0 +1,129 @@
+"""The trace stage: every ``ok`` execution traced in the sandbox pool, under both hash seeds.
+
+A case is kept only when the two traces agree (DESIGN §4): the same steps, and the same states
+(values of sets compared as sets, everything else exactly). The recorded trace is the first
+seed's. Executions that are not ``ok`` are skipped (they were counted by the execute stage).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from factory.execute.runner import Executor, same_value
+from factory.io import ShardWriter, count_rows, iter_rows
+from factory.params import ExecuteParams, TraceParams
+from factory.progress import progress
+from factory.stats import StageStats
+
+CASE_COLUMNS = [
+    ("case_id", pa.string()),
+    ("program_id", pa.string()),
+    ("source", pa.string()),
+    ("entry", pa.string()),
+    ("args", pa.string()),
+    ("tier", pa.int8()),
+    ("target", pa.string()),
+    ("grammar_hash", pa.string()),
+    ("output_repr", pa.string()),
+    ("output_type", pa.string()),
+]
+TRACES_SCHEMA = pa.schema(
+    [*CASE_COLUMNS, ("trace", pa.string()), ("trace_length", pa.int32()), ("n_states", pa.int32())]
+)
+
+
+def same_trace(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two ``ok`` traces of one case agree: identical steps, and states whose values are equal
+    (reprs equal, or literals equal with sets compared as sets)."""
+    if a["steps"] != b["steps"] or len(a["states"]) != len(b["states"]):
+        return False
+    for x, y in zip(a["states"], b["states"], strict=True):
+        if (x["step"], x["var"], x["type"]) != (y["step"], y["var"], y["type"]):
+            return False
+        if x["repr"] == y["repr"]:
+            continue
+        if not (x.get("literal") and y.get("literal")):
+            return False
+        try:
+            if not same_value(ast.literal_eval(x["repr"]), ast.literal_eval(y["repr"])):
+                return False
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+    return True
+
+
+def trace_payloads(rows: list[dict[str, Any]], max_steps: int, max_repr: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "source": r["source"],
+            "entry": r["entry"],
+            "args": r["args"],
+            "max_steps": max_steps,
+            "max_repr": max_repr,
+        }
+        for r in rows
+    ]
+
+
+def run_trace_stage(
+    executions_dir: str | Path,
+    out_dir: str | Path,
+    stats_path: str | Path,
+    params: TraceParams,
+    execute: ExecuteParams,
+) -> StageStats:
+    """Trace the ``ok`` executions; keep the cases whose traces agree under both hash seeds."""
+    stats = StageStats("trace")
+    per_tier: Counter = Counter()
+    lengths: list[int] = []
+    with (
+        Executor(
+            timeout_s=execute.timeout_s,
+            memory_mb=execute.memory_mb,
+            max_output_repr=execute.max_output_repr,
+            hash_seeds=execute.hash_seeds,
+            workers=execute.workers or None,
+        ) as executor,
+        ShardWriter(out_dir, TRACES_SCHEMA, params.rows_per_shard) as out,
+        progress("trace", count_rows(executions_dir)) as advance,
+    ):
+        for batch in iter_rows(executions_dir, batch_rows=1024):
+            advance(len(batch))
+            rows = [r for r in batch if r["status"] == "ok"]
+            payloads = trace_payloads(rows, params.max_steps, params.max_repr)
+            for row, result in zip(rows, executor.run(payloads, kind="trace", agree=same_trace), strict=True):
+                stats.items_in += 1
+                if result["status"] != "ok":
+                    stats.drop(result["status"])
+                    continue
+                if result["output_repr"] != row["output_repr"]:
+                    stats.drop("trace_output_differs")  # the traced run must return what ran
+                    continue
+                trace = {k: result[k] for k in ("status", "output_repr", "output_type", "steps", "states")}
+                out.write(
+                    {
+                        **{name: row[name] for name, _ in CASE_COLUMNS},
+                        "trace": json.dumps(trace, separators=(",", ":")),
+                        "trace_length": len(trace["steps"]),
+                        "n_states": len(trace["states"]),
+                    }
+                )
+                stats.items_out += 1
+                per_tier[row["tier"]] += 1
+                lengths.append(len(trace["steps"]))
+    stats.extra["traced_by_tier"] = {str(t): per_tier[t] for t in sorted(per_tier)}
+    if lengths:
+        lengths.sort()
+        stats.extra["trace_length"] = {
+            "median": lengths[len(lengths) // 2],
+            "p90": lengths[int(len(lengths) * 0.9)],
+            "max": lengths[-1],
+        }
+    stats.write(stats_path)
+    return stats

@@ -1,0 +1,594 @@
+"""Line tracer: run one call of a program's entry function and record steps and changed states.
+
+This implements the trace contract of DESIGN §4; the full rules, with the reasons for each choice,
+are in ``factory/trace/semantics.md``. In short:
+
+* The program is compiled under the pseudo-filename ``"<program>"``; only frames of that code are
+  traced, and the module level (which defines the functions) runs untraced.
+* A *step* is one statement execution, as reported by a ``line`` event of ``sys.settrace``.
+  Python 3.11 also emits line events on the continuation lines of a statement that spans several
+  lines; those are folded into the statement's step, which reports the statement's first line.
+  A line event is folded when, in the same frame, it follows a line event of the *same statement*
+  at a *different raw line* with a *higher bytecode offset* (one execution of one statement only
+  moves forward; a loop that comes back to a statement always jumps backwards or repeats a line).
+* Frames of expression-level code (``<listcomp>``, ``<setcomp>``, ``<dictcomp>``, ``<genexpr>``,
+  ``<lambda>``) are not traced: their work belongs to the step of the statement that holds the
+  expression, and their variables are not states. Program functions they call are traced.
+* ``states`` lists, for each step, the variables of the step's frame that are new or changed in
+  value at that frame's next step or return, ignoring deeper frames. Change detection is cheap:
+  identity first, then a shallow element-identity check for flat lists and dicts, and a ``repr``
+  comparison only for other values.
+
+The tracer is a plain in-process function (``trace_call``; ``trace_job`` for the worker pool) and
+imports only the standard library and ``factory.literals``.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import itertools
+import marshal
+import math
+import re
+import sys
+from types import CodeType, FrameType
+from typing import Any
+
+from factory.errors import UserError
+from factory.literals import parse_args
+
+PROGRAM_FILENAME = "<program>"
+ARGS_FILENAME = "<args>"  # evaluated argument expressions: never traced
+
+#: Code objects whose frames are part of an expression: never steps, never states.
+EXPRESSION_CODE_NAMES = frozenset(
+    {"<lambda>", "<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"}
+)
+
+Snapshot = tuple[Any, bytes | str | None]  # (value, memo): see _snapshot
+
+_GENERATOR_FLAGS = 0x20 | 0x100 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+
+# Immutable scalar types: a value of one of these never changes behind a name's back.
+_ATOMS = frozenset({int, float, complex, bool, str, bytes, type(None)})
+# Atoms whose equality (with equal types) implies equal repr; floats need repr (0.0 == -0.0).
+_EQ_IS_REPR = frozenset({int, bool, str, bytes, type(None)})
+_SCALARS_FAST = frozenset({int, bool, type(None), str, bytes})
+_UNSIZED = frozenset({int, bool, type(None)})
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+# Containers fingerprinted with marshal (format 2: no back-references, so the bytes depend only on
+# the value: exact types, bool apart from int, -0.0 apart from 0.0; nested containers included).
+_MARSHALLED = frozenset({list, tuple, dict, set, frozenset})
+_MARSHAL_VERSION = 2
+
+
+class _StepLimit(BaseException):
+    """Raised inside the program when the step budget is spent (BaseException: rarely caught)."""
+
+
+class _TracerFailure(BaseException):
+    """A bug in the tracer itself, kept apart from the program's own exceptions."""
+
+
+class _NullSink:
+    """A stdout that drops everything (program output is not part of a trace)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+_NULL_SINK = _NullSink()
+
+# ---------------------------------------------------------------------------------------------
+# Source analysis: which statement each physical line belongs to
+
+
+def statement_starts(source: str) -> dict[int, int]:
+    """Map each line that belongs to a statement to the first line of its innermost statement.
+
+    Compound statements own only their header lines (``if``/``while``/``for``/``with``/``def``
+    headers, ``try:``, ``except ...:``, ``case ...:``, decorators); their bodies' lines belong to
+    the body statements. Lines outside any statement (blank, comments, ``else:``) are absent.
+    Raises SyntaxError when the source does not parse.
+    """
+    return dict(_prepare(source)[1])
+
+
+@functools.lru_cache(maxsize=1024)
+def _prepare(source: str) -> tuple[CodeType, dict[int, int]]:
+    """Compile the program once per source text (traces of many inputs share it)."""
+    tree = ast.parse(source, PROGRAM_FILENAME)
+    starts: dict[int, int] = {}
+    for stmt in tree.body:
+        _map_statement(stmt, starts)
+    # dont_inherit: this module's `from __future__ import annotations` must not leak into it.
+    return compile(tree, PROGRAM_FILENAME, "exec", dont_inherit=True), starts
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _map_statement(node: ast.AST, starts: dict[int, int]) -> None:
+    """Fill ``starts`` for one statement (or except handler, or match case) and its children."""
+    if isinstance(node, ast.match_case):
+        first = node.pattern.lineno
+        header_nodes: list[ast.AST] = [node.pattern] + ([node.guard] if node.guard else [])
+    else:
+        first = node.lineno
+        decorators = getattr(node, "decorator_list", None) or []
+        first = min([first] + [d.lineno for d in decorators])
+        header_nodes = [
+            child
+            for field, value in ast.iter_fields(node)
+            if field not in _BLOCK_FIELDS
+            for child in (value if isinstance(value, list) else [value])
+            if isinstance(child, ast.AST) and hasattr(child, "end_lineno")
+        ]
+    blocks = [getattr(node, field) for field in _BLOCK_FIELDS if getattr(node, field, None)]
+    if not blocks:
+        for line in range(first, node.end_lineno + 1):
+            starts[line] = first
+        return
+    for block in blocks:
+        for child in block:
+            _map_statement(child, starts)
+    # The header: up to the line before the first child, and at least to the end of the header's
+    # expressions. Children are mapped first so that a header line shared with a one-line body
+    # (`if (a and\n b): x = 1`) goes to the header, whose condition is what runs there first.
+    body_first = min(_first_line(block[0]) for block in blocks)
+    header_end = max([first, body_first - 1] + [n.end_lineno for n in header_nodes])
+    for line in range(first, header_end + 1):
+        starts[line] = first
+
+
+def _first_line(node: ast.AST) -> int:
+    if isinstance(node, ast.match_case):
+        return node.pattern.lineno
+    decorators = getattr(node, "decorator_list", None) or []
+    return min([node.lineno] + [d.lineno for d in decorators])
+
+
+# ---------------------------------------------------------------------------------------------
+# Values: bounded repr, literal flag, and cheap change detection
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception as exc:  # a huge int (ValueError), a broken __repr__, ...
+        return f"<unrepresentable {type(value).__name__}: {type(exc).__name__}>"
+
+
+def _bounded_repr(value: Any, max_repr: int) -> tuple[str, bool]:
+    """``(text, truncated)``: the repr, cut to ``max_repr`` characters when longer.
+
+    Long lists, tuples, dicts and strings are cut without building their whole repr.
+    """
+    kind = type(value)
+    # Lower bounds of the repr's length: 3 characters per sequence item ("x, "), 6 per dict item.
+    if kind is str and len(value) > max_repr:
+        return repr(value[:max_repr])[:max_repr], True
+    if kind in (list, tuple) and 3 * len(value) > max_repr:
+        return _safe_repr(value[: max_repr // 3 + 1])[:max_repr], True
+    if kind is dict and 6 * len(value) > max_repr:
+        head = dict(itertools.islice(value.items(), max_repr // 6 + 1))
+        return _safe_repr(head)[:max_repr], True
+    text = _safe_repr(value)
+    if len(text) > max_repr:
+        return text[:max_repr], True
+    return text, False
+
+
+def _literal_value(value: Any, depth: int = 0) -> bool:
+    """``factory.literals.is_literal`` without building and parsing a repr (same answers).
+
+    Given exact built-in types, finite floats and bounded depth, ``literal_eval(repr(v))``
+    rebuilds ``v`` for every literal type except ``frozenset`` (its repr is a call). The tests
+    check that both functions agree.
+    """
+    kind = type(value)
+    if depth > 50:
+        return False
+    if kind in _EQ_IS_REPR:
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    if kind is complex:
+        return math.isfinite(value.real) and math.isfinite(value.imag)
+    if kind is list or kind is tuple or kind is set:
+        if depth < 50 and set(map(type, value)) <= _EQ_IS_REPR:
+            return True
+        return all(_literal_value(item, depth + 1) for item in value)
+    if kind is dict:
+        if depth < 50 and set(map(type, value)) | set(map(type, value.values())) <= _EQ_IS_REPR:
+            return True
+        return all(
+            _literal_value(k, depth + 1) and _literal_value(v, depth + 1) for k, v in value.items()
+        )
+    return False
+
+
+def _literal(value: Any, text: str, truncated: bool) -> bool:
+    """Whether a recorded value is a literal: short enough, representable, literal-shaped."""
+    return not truncated and not text.startswith("<unrepresentable") and _literal_value(value)
+
+
+def _fingerprint(value: Any) -> bytes | None:
+    """marshal bytes of a built-in container (deep), or None when it holds other objects."""
+    try:
+        return marshal.dumps(value, _MARSHAL_VERSION)
+    except ValueError:  # an object marshal does not know, or nested too deep
+        return None
+
+
+def _snapshot(value: Any, fingerprint: bytes | None = None, text: str | None = None) -> Snapshot:
+    """Remember ``value`` as it is now: ``(value, memo)``.
+
+    ``memo`` is None for immutable scalars (identity says it all), the marshal bytes for built-in
+    containers (a mutated list is the same object with new bytes), else the repr.
+    """
+    kind = type(value)
+    if kind in _ATOMS:
+        return (value, None)
+    if kind in _MARSHALLED:
+        if fingerprint is None:
+            fingerprint = _fingerprint(value)
+        if fingerprint is not None:
+            return (value, fingerprint)
+    return (value, _safe_repr(value) if text is None else text)
+
+
+# ---------------------------------------------------------------------------------------------
+# The tracer
+
+
+class _Frame:
+    """Per-frame bookkeeping: the last raw line event (for folding) and the previous snapshot."""
+
+    __slots__ = ("func", "raw", "start", "lasti", "open", "snap")
+
+    def __init__(self, func: str) -> None:
+        self.func = func
+        self.raw = -1  # raw line of the last line event
+        self.start = -1  # statement start of the last line event
+        self.lasti = -1  # bytecode offset of the last line event
+        self.open = 0  # step (1-based) whose states are still to be captured; 0 when none
+        self.snap: dict[str, Snapshot] | None = None  # taken at the frame's first line event
+
+
+class _Tracer:
+    def __init__(self, starts: dict[int, int], capture: bool, max_steps: int, max_repr: int):
+        self.starts = starts
+        self.capture = capture
+        self.max_steps = max_steps
+        self.max_repr = max_repr
+        self.lines: list[int] = []
+        self.funcs: list[str] = []
+        # (step, var, repr, type, literal, truncated)
+        self.states: list[tuple[int, str, str, str, bool, bool]] = []
+        self.suspended: dict[FrameType, _Frame] = {}  # generator frames between resumes
+        self.limit_hit = False
+
+    def on_call(self, frame: FrameType, event: str, arg: Any) -> Any:
+        """Global trace function: choose the frames to trace (``call`` events only)."""
+        code = frame.f_code
+        if code.co_filename != PROGRAM_FILENAME or code.co_name in EXPRESSION_CODE_NAMES:
+            return None
+        rec = self.suspended.pop(frame, None) if code.co_flags & _GENERATOR_FLAGS else None
+        return self._local(rec or _Frame(code.co_name), code.co_flags & _GENERATOR_FLAGS)
+
+    def _local(self, rec: _Frame, generator: int) -> Any:
+        starts = self.starts
+        lines = self.lines
+        funcs = self.funcs
+        capture = self.capture
+        max_steps = self.max_steps
+
+        def on_event(frame: FrameType, event: str, arg: Any) -> Any:
+            if event == "line":
+                raw = frame.f_lineno
+                start = starts.get(raw, raw)
+                lasti = frame.f_lasti
+                if start == rec.start and raw != rec.raw and lasti > rec.lasti:
+                    # A continuation line of the statement execution already counted.
+                    rec.raw = raw
+                    rec.lasti = lasti
+                    return on_event
+                rec.raw = raw
+                rec.start = start
+                rec.lasti = lasti
+                if capture:
+                    try:
+                        if rec.snap is None:  # the frame's first step: the arguments are the base
+                            rec.snap = {name: _snapshot(v) for name, v in frame.f_locals.items()}
+                        else:
+                            self._capture(frame, rec)
+                    except Exception as exc:
+                        raise _TracerFailure(_one_line(exc)) from exc
+                if len(lines) >= max_steps:
+                    self.limit_hit = True
+                    raise _StepLimit
+                lines.append(start)
+                funcs.append(rec.func)
+                rec.open = len(lines)
+            elif event == "return":
+                if capture and rec.snap is not None:
+                    try:
+                        self._capture(frame, rec)
+                    except Exception as exc:
+                        raise _TracerFailure(_one_line(exc)) from exc
+                if generator:
+                    self.suspended[frame] = rec
+            return on_event
+
+        return on_event
+
+    def _capture(self, frame: FrameType, rec: _Frame) -> None:
+        """Record the variables of ``frame`` that changed since its last snapshot."""
+        step = rec.open
+        rec.open = 0
+        snap = rec.snap
+        assert snap is not None
+        local_vars = frame.f_locals
+        max_repr = self.max_repr
+        states = self.states
+        for name, value in local_vars.items():
+            entry = snap.get(name)
+            kind = type(value)
+            fingerprint = None
+            if entry is not None:
+                old, memo = entry
+                if memo is None:  # a scalar
+                    if old is value or (kind in _EQ_IS_REPR and kind is type(old) and value == old):
+                        continue
+                    if kind is type(old) and kind not in _EQ_IS_REPR and repr(value) == repr(old):
+                        continue  # floats and complex: 0.0 == -0.0 but their reprs differ
+                elif type(memo) is bytes:
+                    if kind in _MARSHALLED:
+                        fingerprint = _fingerprint(value)
+                        if fingerprint == memo:
+                            continue
+                elif kind is type(old) and _safe_repr(value) == memo:
+                    continue
+            if kind in _SCALARS_FAST and (kind in _UNSIZED or len(value) <= max_repr):
+                # Fast path for the common scalars: int, bool, None, short str and bytes.
+                snap[name] = (value, None)
+                if step:
+                    try:
+                        text = repr(value)
+                    except ValueError:  # an int too long to print
+                        text = "<unrepresentable int>"
+                    if len(text) > max_repr:
+                        states.append((step, name, text[:max_repr], kind.__name__, False, True))
+                    else:
+                        literal = text[0] != "<"
+                        states.append((step, name, text, kind.__name__, literal, False))
+                continue
+            if fingerprint is not None and len(value) * 3 <= max_repr:
+                # A short built-in container whose fingerprint is already known.
+                snap[name] = (value, fingerprint)
+                if step:
+                    text = _safe_repr(value)
+                    truncated = len(text) > max_repr
+                    if truncated:
+                        text = text[:max_repr]
+                    literal = _literal(value, text, truncated)
+                    if not literal:
+                        text = _ADDRESS.sub(" at 0x…", text)
+                    states.append((step, name, text, kind.__name__, literal, truncated))
+                continue
+            text, truncated = _bounded_repr(value, max_repr)
+            snap[name] = _snapshot(value, fingerprint, None if truncated else text)
+            if step:
+                literal = _literal(value, text, truncated)
+                if not literal:
+                    # Addresses differ between runs; they are no part of a value.
+                    text = _ADDRESS.sub(" at 0x…", text)
+                states.append((step, name, text, kind.__name__, literal, truncated))
+        if len(snap) != len(local_vars):  # a `del`: forget it, so that a new binding is new
+            for name in [n for n in snap if n not in local_vars]:
+                del snap[name]
+
+
+# ---------------------------------------------------------------------------------------------
+# Public API
+
+
+def trace_call(
+    source: str,
+    entry: str,
+    args: str,
+    *,
+    capture: bool = True,
+    max_steps: int = 20000,
+    max_repr: int = 500,
+    eval_args: bool = False,
+    quiet: bool = True,
+) -> dict[str, Any]:
+    """Run ``entry(<args>)`` from ``source`` under the line tracer and return the trace.
+
+    The result is the JSON of ``execverify trace --json``: ``status`` (``ok``,
+    ``error:<Type>``, ``recursion``, ``too_many_steps``, ``non_literal``, ``bad_program``, and
+    rarely ``memory``, ``output_too_long`` or ``tracer_error``; see semantics.md),
+    ``output_repr``, ``output_type``, ``steps`` (``step``, ``line``, ``func``), ``states``
+    (``step``, ``var``, ``repr``, ``type``, ``literal``, ``truncated``; empty when ``capture`` is
+    False) and ``error`` (a one-line message, None when ok). Steps and states recorded before an
+    error or the step limit are kept. Raises UserError when ``args`` are not literals or a limit
+    is not a positive int.
+
+    ``eval_args=True`` takes ``args`` as argument *expressions* evaluated, untraced, in the
+    program's namespace, as CRUXEval's harness does (``dict(a=1)``, ``xs[:]`` with ``xs`` a global
+    of the program, keyword arguments). Our own cases are literals and never need it.
+    ``quiet`` discards the program's stdout during the run (the sandbox worker has its own sink).
+    """
+    for name, value in (("max_steps", max_steps), ("max_repr", max_repr)):
+        if type(value) is not int or value < 1:
+            raise UserError(f"{name} must be a positive int, got {value!r}")
+    arg_values: tuple[Any, ...] | None = None
+    if not eval_args:
+        arg_values = parse_args(args)
+    try:
+        code, starts = _prepare(source)
+    except (SyntaxError, ValueError) as exc:  # ValueError: null bytes in the source
+        return _result("bad_program", error=_one_line(exc))
+    tracer = _Tracer(starts, capture, max_steps, max_repr)
+    if not quiet:
+        return _run(code, entry, args, arg_values, tracer)
+    stdout = sys.stdout
+    sys.stdout = _NULL_SINK  # type: ignore[assignment]
+    try:
+        return _run(code, entry, args, arg_values, tracer)
+    finally:
+        sys.stdout = stdout
+
+
+def _run(
+    code: CodeType, entry: str, args: str, arg_values: tuple[Any, ...] | None, tracer: _Tracer
+) -> dict[str, Any]:
+    """Load the program (untraced), call the entry under ``tracer`` and build the result."""
+    namespace: dict[str, Any] = {"__name__": "__program__", "__builtins__": builtins}
+    try:
+        exec(code, namespace)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the module level raised: the program cannot be loaded
+        return _result("bad_program", error=_one_line(exc))
+    kwargs: dict[str, Any] = {}
+    if arg_values is None:
+        try:
+            arg_values, kwargs = _eval_args(args, namespace)
+        except Exception as exc:
+            raise UserError(f"args do not evaluate: {args[:200]!r} ({_one_line(exc)})") from None
+    function = namespace.get(entry)
+    if not callable(function):
+        return _result("bad_program", error=f"no function {entry!r} in the program")
+
+    hook = tracer.on_call  # one bound method, so that `is` can tell whether it is still set
+    previous = sys.gettrace()
+    status, error, output = "ok", None, None
+    try:
+        sys.settrace(hook)
+        try:
+            output = function(*arg_values, **kwargs)
+        finally:
+            lost = sys.gettrace() is not hook
+            sys.settrace(previous)
+    except _StepLimit:
+        status = "too_many_steps"
+    except _TracerFailure as exc:
+        status, error = "tracer_error", str(exc)
+    except RecursionError as exc:
+        status, error = "recursion", _one_line(exc)
+    except MemoryError:
+        status = "memory"
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit from the program is an error of the program too
+        status, error = _status_of(exc), _one_line(exc)
+    if tracer.limit_hit:  # even when the program swallowed the _StepLimit
+        status, error = "too_many_steps", None
+    elif status == "ok" and lost:
+        # The trace function died (a RecursionError inside it, caught by the program).
+        status, error = "recursion", "the tracer was switched off during the run"
+
+    output_repr = output_type = None
+    if status == "ok":
+        output_repr = _safe_repr(output)
+        output_type = type(output).__name__
+        if not _literal(output, output_repr, False):
+            status = "non_literal"
+            output_repr = _ADDRESS.sub(" at 0x…", output_repr)
+    return _result(
+        status,
+        output_repr=output_repr,
+        output_type=output_type,
+        steps=[
+            {"step": i, "line": line, "func": func}
+            for i, (line, func) in enumerate(zip(tracer.lines, tracer.funcs, strict=True), 1)
+        ],
+        states=[
+            {"step": s, "var": v, "repr": r, "type": t, "literal": lit, "truncated": cut}
+            for s, v, r, t, lit, cut in tracer.states
+        ],
+        error=error,
+    )
+
+
+def _result(
+    status: str,
+    *,
+    output_repr: str | None = None,
+    output_type: str | None = None,
+    steps: list[dict[str, Any]] | None = None,
+    states: list[dict[str, Any]] | None = None,
+    error: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "status": status,
+        "output_repr": output_repr,
+        "output_type": output_type,
+        "steps": steps or [],
+        "states": states or [],
+        "error": error,
+    }
+
+
+def trace_job(payload: dict[str, Any]) -> dict[str, Any]:
+    """Worker-pool entry point (job kind ``trace``): ``trace_call`` on a payload dict.
+
+    ``payload`` holds ``source``, ``entry``, ``args`` and optionally ``capture``, ``max_steps``,
+    ``max_repr``, ``eval_args``. Bad args give status ``bad_args`` instead of raising. The
+    program's stdout is left as the caller set it (the worker's bounded sink).
+    """
+    try:
+        result = trace_call(
+            payload["source"],
+            payload.get("entry", "f"),
+            payload.get("args", ""),
+            capture=payload.get("capture", True),
+            max_steps=payload.get("max_steps", 20000),
+            max_repr=payload.get("max_repr", 500),
+            eval_args=payload.get("eval_args", False),
+            quiet=False,  # the worker already points stdout at its bounded sink
+        )
+    except UserError as exc:
+        return _result("bad_args", error=str(exc))
+    if result["status"] == "memory":
+        result["retire"] = True  # the worker exits after this job: its heap may be fragmented
+    return result
+
+
+def _collect(*args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    return args, kwargs
+
+
+def _eval_args(args: str, namespace: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Evaluate argument expressions (``eval_args=True``) in the program's namespace, untraced.
+
+    Compiled as ``"<args>"`` (never traced); keyword arguments are accepted, as in CRUXEval.
+    """
+    code = compile(f"__collect__({args}\n)", ARGS_FILENAME, "eval", dont_inherit=True)
+    namespace["__collect__"] = _collect
+    try:
+        return eval(code, namespace)
+    finally:
+        del namespace["__collect__"]
+
+
+def _status_of(exc: BaseException) -> str:
+    # The sandbox worker's bounded stdout raises OutputLimitExceeded (a BaseException); its status
+    # there is output_too_long. Matched by name: the tracer imports nothing from the sandbox.
+    if type(exc).__name__ == "OutputLimitExceeded":
+        return "output_too_long"
+    return f"error:{type(exc).__name__}"
+
+
+def _one_line(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".splitlines()
+    return text[0][:300] if text else type(exc).__name__

@@ -1,0 +1,101 @@
+"""``execverify trace`` and ``execverify questions`` through the installed console script."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from factory.literals import strict_equal
+
+CRUXEVAL = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
+PROGRAM = "def f(nums):\n    total = 0\n    for n in nums:\n        if n > 1:\n            total += n\n    return total\n"
+
+
+def _run(execverify: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([execverify, *args], capture_output=True, text=True, input=stdin, timeout=600)
+
+
+def test_trace_json_follows_the_contract(execverify: str, tmp_path: Path) -> None:
+    (tmp_path / "p.py").write_text(PROGRAM)
+    proc = _run(execverify, "trace", str(tmp_path / "p.py"), "--entry", "f", "--args", "[1, 2, 3]", "--json")
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert (result["status"], result["output_repr"], result["output_type"]) == ("ok", "5", "int")
+    assert [s["line"] for s in result["steps"]] == [2, 3, 4, 3, 4, 5, 3, 4, 5, 3, 6]
+    assert {"step": 1, "line": 2, "func": "f"} == result["steps"][0]
+    changed = [(s["step"], s["var"], s["repr"], s["type"]) for s in result["states"]]
+    assert changed == [
+        (1, "total", "0", "int"),
+        (2, "n", "1", "int"),
+        (4, "n", "2", "int"),
+        (6, "total", "2", "int"),
+        (7, "n", "3", "int"),
+        (9, "total", "5", "int"),
+    ]
+    table = _run(execverify, "trace", str(tmp_path / "p.py"), "--entry", "f", "--args", "[1, 2, 3]")
+    assert table.returncode == 0 and "total += n" in table.stdout
+
+
+def test_questions_json_lists_every_family(execverify: str, tmp_path: Path) -> None:
+    (tmp_path / "p.py").write_text(PROGRAM)
+    proc = _run(execverify, "questions", str(tmp_path / "p.py"), "--entry", "f", "--args", "[1, 2]", "--json")
+    assert proc.returncode == 0, proc.stderr
+    questions = json.loads(proc.stdout)
+    families = {q["family"] for q in questions}
+    assert {"output", "next_line", "state", "coverage"} <= families
+    assert {"family": "next_line", "line": 4, "occurrence": 1, "answer": 3} in [
+        {k: q[k] for k in ("family", "line", "occurrence", "answer")}
+        for q in questions
+        if q["family"] == "next_line"
+    ]
+    states = {
+        (q["line"], q["occurrence"], q["var"]): q["answer"] for q in questions if q["family"] == "state"
+    }
+    assert states[(5, 1, "total")] == "2; int"
+
+
+def test_trace_batch_reproduces_every_cruxeval_output(execverify: str) -> None:
+    if not CRUXEVAL.exists():
+        pytest.fail(f"benchmark file missing: {CRUXEVAL}")
+    records = [json.loads(line) for line in CRUXEVAL.read_text().splitlines()]
+    proc = _run(execverify, "trace", "--batch", str(CRUXEVAL), "--json")
+    assert proc.returncode == 0, proc.stderr
+    results = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(results) == len(records) == 800
+    bad = [
+        r["id"]
+        for r, t in zip(records, results, strict=True)
+        if t["status"] != "ok"
+        or not strict_equal(ast.literal_eval(t["output_repr"]), ast.literal_eval(r["output"]))
+    ]
+    assert bad == []
+    assert all(t["steps"] and t["steps"][-1]["func"] == "f" for t in results)
+
+
+@pytest.mark.parametrize(
+    ("args", "expect"),
+    [
+        (["trace", "{missing}", "--args", "1"], "file not found"),
+        (["trace", "{bad}", "--args", "1"], "syntax error"),
+        (["trace", "{good}", "--args", "[1, x]"], "not literals"),
+        (["trace", "{good}"], "missing --args"),
+        (["questions", "{good}", "--args", "'a'"], "does not run"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    execverify: str, tmp_path: Path, args: list[str], expect: str
+) -> None:
+    (tmp_path / "good.py").write_text(PROGRAM)
+    (tmp_path / "bad.py").write_text("def f(:\n")
+    paths = {
+        "missing": str(tmp_path / "nope.py"),
+        "bad": str(tmp_path / "bad.py"),
+        "good": str(tmp_path / "good.py"),
+    }
+    proc = _run(execverify, *[a.format(**paths) for a in args])
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and expect in proc.stderr and "Traceback" not in proc.stderr
