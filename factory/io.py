@@ -61,24 +61,31 @@ def write_json_atomic(path: str | Path, obj: Any) -> None:
 class ShardWriter:
     """Stream rows into ``part-NNNNN.parquet`` shards of a folder that appears atomically.
 
-    Rows go to a hidden temporary folder beside the target; ``close()`` swaps it into place, so a
-    crash or a bad input never leaves a half-written output (the previous one stays intact).
+    Rows are written as row groups of ``group_rows`` as they come, so memory stays bounded by one
+    row group whatever the size of the output; a new shard starts every ``rows_per_shard`` rows.
+    Everything goes to a hidden temporary folder beside the target; ``close()`` swaps it into
+    place, so a crash or a bad input never leaves a half-written output (the previous one stays).
     """
 
-    def __init__(self, out_dir: str | Path, schema: pa.Schema, rows_per_shard: int = 50_000):
+    def __init__(
+        self, out_dir: str | Path, schema: pa.Schema, rows_per_shard: int = 50_000, group_rows: int = 2_000
+    ):
         self.out_dir = Path(out_dir)
         self.out_dir.parent.mkdir(parents=True, exist_ok=True)
         meta = {k.encode(): v.encode() for k, v in provenance().items()}
         self.schema = schema.with_metadata({**(schema.metadata or {}), **meta})
         self.rows_per_shard = rows_per_shard
+        self.group_rows = min(group_rows, rows_per_shard)
         self.tmp_dir = Path(tempfile.mkdtemp(dir=self.out_dir.parent, prefix=f".{self.out_dir.name}."))
         self._buffer: list[dict[str, Any]] = []
+        self._writer: pq.ParquetWriter | None = None
         self._shards = 0
+        self._in_shard = 0
         self.rows = 0
 
     def write(self, row: dict[str, Any]) -> None:
         self._buffer.append(row)
-        if len(self._buffer) >= self.rows_per_shard:
+        if len(self._buffer) >= self.group_rows:
             self._flush()
 
     def write_many(self, rows: Iterable[dict[str, Any]]) -> None:
@@ -86,18 +93,29 @@ class ShardWriter:
             self.write(row)
 
     def _flush(self) -> None:
-        if not self._buffer and self._shards:
-            return
-        table = pa.Table.from_pylist(self._buffer, schema=self.schema)
-        pq.write_table(table, self.tmp_dir / f"part-{self._shards:05d}.parquet", compression="zstd")
-        self.rows += len(self._buffer)
-        self._shards += 1
-        self._buffer = []
+        while self._buffer:
+            if self._writer is None:
+                path = self.tmp_dir / f"part-{self._shards:05d}.parquet"
+                self._writer = pq.ParquetWriter(path, self.schema, compression="zstd")
+                self._shards += 1
+                self._in_shard = 0
+            take = min(len(self._buffer), self.rows_per_shard - self._in_shard)
+            chunk, self._buffer = self._buffer[:take], self._buffer[take:]
+            self._writer.write_table(pa.Table.from_pylist(chunk, schema=self.schema))
+            self._in_shard += take
+            self.rows += take
+            if self._in_shard >= self.rows_per_shard:
+                self._writer.close()
+                self._writer = None
 
     def close(self) -> None:
-        """Write the last shard (always at least one, possibly empty) and swap the folder in."""
-        if self._buffer or not self._shards:
-            self._flush()
+        """Write what is buffered (always at least one shard, possibly empty); swap the folder in."""
+        self._flush()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        if not self._shards:
+            pq.write_table(self.schema.empty_table(), self.tmp_dir / "part-00000.parquet", compression="zstd")
         old = None
         if self.out_dir.exists():
             old = self.out_dir.with_name(f".{self.out_dir.name}.old")
@@ -108,6 +126,9 @@ class ShardWriter:
             shutil.rmtree(old, ignore_errors=True)
 
     def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
         shutil.rmtree(self.tmp_dir, ignore_errors=True)
 
     def __enter__(self) -> ShardWriter:

@@ -57,6 +57,20 @@ def traces_stage(
     run_trace_stage(executions, out, stats, p.trace, p.execute).print_summary()
 
 
+@app.command("tasks")
+def tasks_stage(
+    params: Path = PARAMS,
+    traces: Path = typer.Option(Path("data/traces"), help="Traces from the trace stage."),
+    out: Path = typer.Option(Path("data/tasks"), help="Output folder of task shards."),
+    stats: Path = typer.Option(Path("data/metrics/tasks.json"), help="Stats JSON (DVC metrics)."),
+) -> None:
+    """Derive the question items (white-box, output, input, coverage) from every trace."""
+    from factory.tasks.stage import run_tasks_stage
+
+    p = load_params(params)
+    run_tasks_stage(traces, out, stats, p.seed, p.tasks).print_summary()
+
+
 @grammar_app.command("check")
 def grammar_check(
     folder: Path = typer.Argument(Path("grammars/python"), help="A language folder."),

@@ -103,6 +103,50 @@ def questions_command(
     Console().print(table)
 
 
+@app.command("task")
+def task_command(
+    file: Annotated[Path | None, FILE_ARG] = None,
+    entry: Annotated[str, ENTRY_OPT] = "f",
+    args: Annotated[str | None, ARGS_OPT] = None,
+    family: Annotated[
+        str, typer.Option("--family", help="white_box, output, input or coverage.")
+    ] = "white_box",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the question sampling.")] = 42,
+    json_out: Annotated[bool, JSON_OPT] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds.")] = 5.0,
+) -> None:
+    """One task record for a program and input, exactly as a row of the released dataset."""
+    from factory.params import TasksParams
+    from factory.tasks.items import build_items_with_reasons
+
+    known = TasksParams.model_fields["families"].default
+    if family not in known:
+        raise UserError(f"unknown --family {family!r} (known: {', '.join(known)})")
+    case = _one_case(file, entry, args)
+    result = trace_cases([case], timeout, 20000)[0]
+    if result["status"] != "ok":
+        raise UserError(f"the program does not run to a literal result: {result['status']}")
+    from factory.synth.stage import program_id
+
+    row = {**case, "program_id": program_id(case["source"])}
+    items, reasons = build_items_with_reasons(row, result, seed=seed, params=TasksParams(families=[family]))
+    if not items:
+        raise UserError(
+            f"no {family} item for this program and input ({', '.join(reasons) or 'no question'})"
+        )
+    item = items[0]
+    if json_out:
+        print(json.dumps(item))
+        return
+    from rich.console import Console
+
+    console = Console()
+    console.rule(f"{family} item {item['task_id']}")
+    console.print(item["prompt"], markup=False, highlight=False)
+    console.rule("gold answers")
+    console.print(item["answer"], markup=False)
+
+
 def _one_case(file: Path | None, entry: str, args: str | None) -> dict[str, Any]:
     if file is None:
         raise UserError("missing FILE")

@@ -184,5 +184,4 @@ def run_execute_stage(
         for tier, n in sorted(per_tier_in.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))
     }
     stats.write(stats_path)
-    stats.print_summary()
     return stats

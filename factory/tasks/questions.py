@@ -184,17 +184,11 @@ def _walk_expr(nodes: list[ast.AST]) -> list[ast.AST]:
 
 
 def _names_read(nodes: list[ast.AST]) -> list[str]:
-    return [
-        n.id for n in _walk_expr(nodes) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-    ]
+    return [n.id for n in _walk_expr(nodes) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
 
 
 def _calls(nodes: list[ast.AST]) -> list[str]:
-    return [
-        n.func.id
-        for n in _walk_expr(nodes)
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-    ]
+    return [n.func.id for n in _walk_expr(nodes) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
 
 
 def _target_names(target: ast.AST) -> list[str]:
@@ -285,11 +279,7 @@ def questions_from_trace(source: str, trace: dict[str, Any]) -> list[dict[str, A
     for i, (line, k) in enumerate(zip(lines, occurrence, strict=True)):
         nxt = lines[i + 1] if i + 1 < len(lines) else -1
         tags = _line_tags(info.get(line), k)
-        if (
-            nxt != -1
-            and nxt in function_starts
-            and (funcs[i + 1] != funcs[i] or _calls_any(info.get(line)))
-        ):
+        if nxt != -1 and nxt in function_starts and (funcs[i + 1] != funcs[i] or _calls_any(info.get(line))):
             tags.append("call")
         elif nxt != -1 and funcs[i + 1] != funcs[i]:
             tags.append("return")
@@ -297,9 +287,7 @@ def questions_from_trace(source: str, trace: dict[str, Any]) -> list[dict[str, A
             tags.append("exception")
         if nxt == -1:
             tags.append("last_step")
-        questions.append(
-            _question("next_line", line, k, nxt, tags, trivial=nxt == physical_next.get(line))
-        )
+        questions.append(_question("next_line", line, k, nxt, tags, trivial=nxt == physical_next.get(line)))
     for line in sorted(ran):
         tags = _line_tags(info.get(line), counts[line] + 1) + ["never_runs"]
         questions.append(_question("next_line", line, counts[line] + 1, -1, tags, trivial=False))

@@ -70,11 +70,20 @@ def is_straight_line(questions: Iterable[Question]) -> bool:
     return all(is_trivial(q) for q in questions if q["family"] == "next_line" and q["answer"] != -1)
 
 
-def special_quota(share: float, n: int, available: int) -> int:
-    """How many -1 / Nil answers to ask among ``n``: ``floor(share·n)``, at least one, capped."""
+def special_quota(share: float, n: int, available: int, rng: random.Random | None = None) -> int:
+    """How many -1 / Nil answers to ask among ``n``.
+
+    The cap is ``floor(share·n)`` (at least one) and what is available. With ``rng`` the count is
+    a binomial draw under that cap (each of the ``n`` questions special with probability
+    ``share``), so it varies between items and a model cannot learn "exactly one -1 per item" as a
+    prior. Without ``rng``: the cap itself.
+    """
     if share <= 0 or n <= 0 or available <= 0:
         return 0
-    return min(available, max(1, math.floor(share * n + 1e-9)))
+    cap = min(available, max(1, math.floor(share * n + 1e-9)))
+    if rng is not None:
+        return min(cap, sum(rng.random() < share for _ in range(n)))
+    return cap
 
 
 def literal_state(question: Question) -> bool:
@@ -180,7 +189,7 @@ def _sample_family(
     specials = [q for q in pool if q["answer"] == special]
     regular = [q for q in pool if q["answer"] != special]
     taken: set[Any] = set()
-    picked = _draw(specials, special_quota(share, n, len(specials)), rng, accept, taken)
+    picked = _draw(specials, special_quota(share, n, len(specials), rng), rng, accept, taken)
     picked += _draw(regular, n - len(picked), rng, accept, taken)
     return sorted(picked, key=lambda q: (q["line"], q["occurrence"], q.get("var") or ""))
 

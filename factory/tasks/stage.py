@@ -171,7 +171,6 @@ def run_tasks_stage(
     stats.extra["params"] = p.model_dump()
     stats.extra["seed"] = seed
     stats.write(stats_path)
-    stats.print_summary()
     return stats
 
 

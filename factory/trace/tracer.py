@@ -43,9 +43,7 @@ PROGRAM_FILENAME = "<program>"
 ARGS_FILENAME = "<args>"  # evaluated argument expressions: never traced
 
 #: Code objects whose frames are part of an expression: never steps, never states.
-EXPRESSION_CODE_NAMES = frozenset(
-    {"<lambda>", "<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"}
-)
+EXPRESSION_CODE_NAMES = frozenset({"<lambda>", "<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
 
 Snapshot = tuple[Any, bytes | str | None]  # (value, memo): see _snapshot
 
@@ -208,9 +206,7 @@ def _literal_value(value: Any, depth: int = 0) -> bool:
     if kind is dict:
         if depth < 50 and set(map(type, value)) | set(map(type, value.values())) <= _EQ_IS_REPR:
             return True
-        return all(
-            _literal_value(k, depth + 1) and _literal_value(v, depth + 1) for k, v in value.items()
-        )
+        return all(_literal_value(k, depth + 1) and _literal_value(v, depth + 1) for k, v in value.items())
     return False
 
 

@@ -12,7 +12,9 @@ import pytest
 from factory.literals import strict_equal
 
 CRUXEVAL = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
-PROGRAM = "def f(nums):\n    total = 0\n    for n in nums:\n        if n > 1:\n            total += n\n    return total\n"
+PROGRAM = (
+    "def f(nums):\n    total = 0\n    for n in nums:\n        if n > 1:\n            total += n\n    return total\n"
+)
 
 
 def _run(execverify: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

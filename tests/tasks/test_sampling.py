@@ -75,18 +75,26 @@ def test_deterministic_given_the_rng() -> None:
 
 def test_minus_one_and_nil_shares() -> None:
     qs = all_questions(LOOPS, "[1, 2, 3, 0, 5]")
-    for seed in range(40):
+    minus, nil, asked_nl, asked_st = [], [], 0, 0
+    for seed in range(200):
         nl, st = sample_questions(qs, random.Random(seed))
-        assert sum(q["answer"] == -1 for q in nl) == 1  # max(1, floor(0.2 * 5)), one available
-        assert sum(q["answer"] == "Nil" for q in st) == 1
-        nl, st = sample_questions(
-            qs, random.Random(seed), next_line=10, state=10, minus_one_share=0.3, nil_share=0.0
-        )
-        assert sum(q["answer"] == -1 for q in nl) == 3
+        minus.append(sum(q["answer"] == -1 for q in nl))
+        nil.append(sum(q["answer"] == "Nil" for q in st))
+        asked_nl, asked_st = asked_nl + len(nl), asked_st + len(st)
+        nl, st = sample_questions(qs, random.Random(seed), next_line=10, state=10, nil_share=0.0)
         assert not any(q["answer"] == "Nil" for q in st)
+    # The count varies between items (binomial), so "exactly one -1 per item" is no prior to learn;
+    # the share stays near the param.
+    assert len(set(minus)) > 1 and len(set(nil)) > 1
+    assert max(minus) <= 1 and max(nil) <= 1  # the cap: floor(0.2 * 5)
+    assert 0.05 < sum(minus) / asked_nl < 0.3
+    assert 0.05 < sum(nil) / asked_st < 0.3
 
 
 def test_special_quota() -> None:
+    draws = [special_quota(0.2, 10, 10, random.Random(seed)) for seed in range(500)]
+    assert set(draws) == {0, 1, 2}  # binomial(10, 0.2) under the cap floor(0.2 * 10)
+    assert all(special_quota(0.9, 10, 2, random.Random(seed)) <= 2 for seed in range(50))
     assert special_quota(0.2, 5, 10) == 1
     assert special_quota(0.2, 10, 10) == 2
     assert special_quota(0.2, 10, 1) == 1
@@ -98,9 +106,10 @@ def test_special_quota() -> None:
 def test_the_cap_holds_when_few_other_questions_exist() -> None:
     # Two statements: one real next line, the rest -1: the item asks fewer rather than more -1.
     qs = all_questions("def f(x):\n    y = x + 1\n    return y\n", "1")
-    nl, _ = sample_questions(qs, random.Random(0))
-    assert [q["answer"] for q in nl].count(-1) == 1
-    assert len(nl) == 2
+    for seed in range(20):
+        nl, _ = sample_questions(qs, random.Random(seed))
+        assert [q["answer"] for q in nl].count(-1) <= 1
+        assert len(nl) <= 2
 
 
 def test_informative_questions_are_preferred() -> None:
@@ -195,10 +204,6 @@ def test_cruxeval_programs() -> None:
         qs = questions_from_trace(row["code"], trace)
         nl, st = sample_questions(qs, random.Random(f"0:{row['id']}"))
         assert len(nl) <= 5 and len(st) <= 5
-        assert sum(q["answer"] == -1 for q in nl) <= 1
-        assert sum(q["answer"] == "Nil" for q in st) <= 1
-        if any(q["answer"] == -1 for q in qs if q["family"] == "next_line"):
-            assert any(q["answer"] == -1 for q in nl)
         if not is_straight_line(qs):
             assert not any(is_trivial(q) for q in nl + st)
         n_minus += sum(q["answer"] == -1 for q in nl)

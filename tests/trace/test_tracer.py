@@ -584,11 +584,13 @@ literal_like = st.recursive(
     | st.complex_numbers()
     | st.text(max_size=5)
     | st.binary(max_size=5),
-    lambda children: st.lists(children, max_size=4)
-    | st.tuples(children, children)
-    | st.frozensets(st.integers() | st.text(max_size=3), max_size=3)
-    | st.sets(st.integers() | st.booleans() | st.floats(), max_size=3)
-    | st.dictionaries(st.text(max_size=3) | st.integers(), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.tuples(children, children)
+        | st.frozensets(st.integers() | st.text(max_size=3), max_size=3)
+        | st.sets(st.integers() | st.booleans() | st.floats(), max_size=3)
+        | st.dictionaries(st.text(max_size=3) | st.integers(), children, max_size=3)
+    ),
     max_leaves=12,
 )
 
@@ -800,7 +802,9 @@ def small_programs(draw: st.DrawFn) -> str:
     body = ["a = 0", "b = []", "c = 1"]
 
     def statement(depth: int) -> list[str]:
-        kind = draw(st.sampled_from(["assign", "append", "if", "for", "while"] if depth < 2 else ["assign", "append"]))
+        kind = draw(
+            st.sampled_from(["assign", "append", "if", "for", "while"] if depth < 2 else ["assign", "append"])
+        )
         var = draw(st.sampled_from(VARS))
         const = draw(st.integers(-3, 3))
         if kind == "assign":
@@ -810,11 +814,7 @@ def small_programs(draw: st.DrawFn) -> str:
             return [f"{target} = {target} {op} {other}"]
         if kind == "append":
             return [f"b.append({draw(st.sampled_from(['a', 'c', str(const)]))})"]
-        inner = [
-            "    " + line
-            for _ in range(draw(st.integers(1, 2)))
-            for line in statement(depth + 1)
-        ]
+        inner = ["    " + line for _ in range(draw(st.integers(1, 2))) for line in statement(depth + 1)]
         if kind == "if":
             return [f"if {draw(st.sampled_from(['a', 'c', 'len(b)']))} > {const}:"] + inner
         if kind == "for":
