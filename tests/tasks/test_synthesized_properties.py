@@ -1,0 +1,96 @@
+"""Properties of traces and tasks over synthesized cases of the control-flow tiers (DESIGN §4, §5).
+
+The whole chain runs on real synthesized programs: synthesize → inputs → execute → trace → tasks.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from factory.execute.stage import run_execute_stage
+from factory.inputs.stage import run_inputs_stage
+from factory.io import read_table
+from factory.params import ExecuteParams, InputsParams, SynthesizeParams, TasksParams, TraceParams
+from factory.scoring import score_item
+from factory.synth.stage import run_synthesize_stage
+from factory.tasks.prompts import gold_completion
+from factory.tasks.questions import statement_lines
+from factory.tasks.stage import run_tasks_stage
+from factory.trace.stage import run_trace_stage
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    tmp = tmp_path_factory.mktemp("chain")
+    run_synthesize_stage(11, SynthesizeParams(tiers=[4, 5, 6]), tmp / "programs", tmp / "s.json")
+    execute = ExecuteParams()
+    run_inputs_stage(
+        11,
+        InputsParams(per_program=1),
+        execute,
+        "grammars/python",
+        tmp / "programs",
+        tmp / "cases",
+        tmp / "i.json",
+    )
+    run_execute_stage(tmp / "cases", tmp / "executions", tmp / "e.json", execute.model_dump())
+    trace_stats = run_trace_stage(tmp / "executions", tmp / "traces", tmp / "t.json", TraceParams(), execute)
+    run_tasks_stage(
+        tmp / "traces", tmp / "tasks", tmp / "k.json", 11, TasksParams(families=["white_box", "coverage"])
+    )
+    return {
+        "executions": {r["case_id"]: r for r in read_table(tmp / "executions").to_pylist()},
+        "traces": read_table(tmp / "traces").to_pylist(),
+        "tasks": read_table(tmp / "tasks").to_pylist(),
+        "trace_stats": trace_stats.to_dict(),
+    }
+
+
+def test_enough_cases_survive(chain: dict) -> None:
+    assert len(chain["traces"]) > 500
+    assert "trace_output_differs" not in chain["trace_stats"]["dropped"]
+
+
+def test_the_last_step_returns_what_the_execute_stage_recorded(chain: dict) -> None:
+    for row in chain["traces"]:
+        trace = json.loads(row["trace"])
+        execution = chain["executions"][row["case_id"]]
+        assert trace["output_repr"] == execution["output_repr"]
+        assert trace["output_type"] == execution["output_type"]
+        last = trace["steps"][-1]
+        assert last["func"] == "f"  # the entry's frame returns the value
+        assert row["source"].splitlines()[last["line"] - 1].strip().startswith("return")
+
+
+def test_next_line_golds_are_statement_lines_or_minus_one(chain: dict) -> None:
+    checked = 0
+    for item in chain["tasks"]:
+        lines = statement_lines(item["source"])
+        for q in json.loads(item["questions"]):
+            if q["family"] == "next_line":
+                assert q["answer"] == -1 or q["answer"] in lines
+                checked += 1
+    assert checked > 1000
+
+
+def test_every_gold_answer_round_trips_through_the_scorer(chain: dict) -> None:
+    families = set()
+    for item in chain["tasks"]:
+        result = score_item(item, gold_completion(item))
+        families.add(item["family"])
+        assert result.n_unparsed == 0 and result.n_wrong == 0, (item["task_id"], result.per_question)
+        assert result.reward == (2.0 if item["family"] == "white_box" else 1.0)
+    assert families == {"white_box", "coverage"}
+
+
+def test_state_golds_are_typed_literals_or_nil(chain: dict) -> None:
+    import ast
+
+    for item in chain["tasks"]:
+        for q in json.loads(item["questions"]):
+            if q["family"] == "state" and q["answer"] != "Nil":
+                value, type_name = q["answer"].rsplit(";", 1)
+                assert type(ast.literal_eval(value.strip())).__name__ == type_name.strip()
