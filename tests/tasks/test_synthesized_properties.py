@@ -6,7 +6,6 @@ The whole chain runs on real synthesized programs: synthesize → inputs → exe
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
