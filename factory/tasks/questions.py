@@ -123,7 +123,7 @@ def _collect(
                 kind=kind,
                 func=func,
                 conditional=conditional,
-                first_in_function=first and index == (1 if _has_docstring(block) else 0),
+                first_in_function=first,
                 assigns=_assigned(node),
                 names=tuple(dict.fromkeys(_names_read(header))),
                 calls=tuple(dict.fromkeys(_calls(header))),
@@ -131,6 +131,7 @@ def _collect(
                 local_names=local_names,
             ),
         )
+        first = False
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue  # their bodies run in other frames; FunctionDefs are walked on their own
         for name in _BLOCK_FIELDS:
@@ -139,15 +140,6 @@ def _collect(
                 # The body of `with` is no branch; everything else may be skipped or repeated.
                 inner_conditional = conditional or not isinstance(node, (ast.With, ast.AsyncWith))
                 _collect(inner, func, inner_conditional, local_names, found)
-
-
-def _has_docstring(block: list[Any]) -> bool:
-    head = block[0] if block else None
-    return (
-        isinstance(head, ast.Expr)
-        and isinstance(head.value, ast.Constant)
-        and isinstance(head.value.value, str)
-    )
 
 
 def _first_line(node: Any) -> int:
@@ -264,6 +256,10 @@ def questions_from_trace(source: str, trace: dict[str, Any]) -> list[dict[str, A
     never = sorted(line for line in info if line not in ran)[:MAX_NEVER_RUN]
     physical_next = _physical_next(info)
     function_starts = {i.line for i in info.values() if i.first_in_function}
+    helpers = {i.func for i in info.values()}  # the program's own functions
+
+    def calls_helper(stmt: StatementLine | None) -> bool:
+        return stmt is not None and any(name in helpers for name in stmt.calls)
 
     questions: list[dict[str, Any]] = [
         {
@@ -277,16 +273,19 @@ def questions_from_trace(source: str, trace: dict[str, Any]) -> list[dict[str, A
 
     # next_line
     for i, (line, k) in enumerate(zip(lines, occurrence, strict=True)):
-        nxt = lines[i + 1] if i + 1 < len(lines) else -1
         tags = _line_tags(info.get(line), k)
-        if nxt != -1 and nxt in function_starts and (funcs[i + 1] != funcs[i] or _calls_any(info.get(line))):
-            tags.append("call")
-        elif nxt != -1 and funcs[i + 1] != funcs[i]:
-            tags.append("return")
-        if nxt != -1 and info.get(nxt) is not None and info[nxt].kind == "except":
-            tags.append("exception")
-        if nxt == -1:
+        if i + 1 == len(lines):
+            nxt = -1
             tags.append("last_step")
+        else:
+            nxt = lines[i + 1]
+            other_func = funcs[i + 1] != funcs[i]
+            if nxt in function_starts and (other_func or calls_helper(info.get(line))):
+                tags.append("call")
+            elif other_func:
+                tags.append("return")
+            if nxt in info and info[nxt].kind == "except":
+                tags.append("exception")
         questions.append(_question("next_line", line, k, nxt, tags, trivial=nxt == physical_next.get(line)))
     for line in sorted(ran):
         tags = _line_tags(info.get(line), counts[line] + 1) + ["never_runs"]
@@ -308,16 +307,11 @@ def questions_from_trace(source: str, trace: dict[str, Any]) -> list[dict[str, A
         tags = _line_tags(stmt, k)
         if stmt is not None and state["var"] not in stmt.assigns:
             tags.append("mutation")  # changed by a call or an alias, not by an assignment
-        if _calls_any(stmt):
+        if calls_helper(stmt):
             tags.append("call")
-        question = _question(
-            "state",
-            line,
-            k,
-            f"{state['repr']}; {state['type']}",
-            tags,
-            trivial=bool(stmt is not None and stmt.constant and k == 1),
-        )
+        # `v = <literal>` gives the same answer at every occurrence: no reasoning needed.
+        trivial = stmt is not None and stmt.constant and state["var"] in stmt.assigns
+        question = _question("state", line, k, f"{state['repr']}; {state['type']}", tags, trivial=trivial)
         question["var"] = state["var"]
         questions.append(_order_state(question))
     for line in sorted(ran) + never:
@@ -341,7 +335,7 @@ def questions_from_trace(source: str, trace: dict[str, Any]) -> list[dict[str, A
                 "line": line,
                 "answer": "YES" if executed else "NO",
                 "informative": tags,
-                # Runs in every call of the entry: no reasoning needed.
+                # An unconditional statement of the entry that ran: no reasoning needed.
                 "trivial": executed and not stmt.conditional and stmt.func == entry,
             }
         )
@@ -377,10 +371,6 @@ def _line_tags(stmt: StatementLine | None, k: int) -> list[str]:
     if k >= 2:
         tags.append("second_iteration")
     return tags
-
-
-def _calls_any(stmt: StatementLine | None) -> bool:
-    return stmt is not None and bool(stmt.calls)
 
 
 def _nil_vars(stmt: StatementLine | None, changed: list[str]) -> list[str]:

@@ -16,8 +16,9 @@ are in ``factory/trace/semantics.md``. In short:
   expression, and their variables are not states. Program functions they call are traced.
 * ``states`` lists, for each step, the variables of the step's frame that are new or changed in
   value at that frame's next step or return, ignoring deeper frames. Change detection is cheap:
-  identity first, then a shallow element-identity check for flat lists and dicts, and a ``repr``
-  comparison only for other values.
+  identity for scalars, a ``marshal`` fingerprint for built-in containers (a mutated list is the
+  same object with new bytes), and a ``repr`` comparison only for other values; only changed
+  values are repr'd, long ones without building their whole repr.
 
 The tracer is a plain in-process function (``trace_call``; ``trace_job`` for the worker pool) and
 imports only the standard library and ``factory.literals``.
@@ -47,13 +48,13 @@ EXPRESSION_CODE_NAMES = frozenset({"<lambda>", "<listcomp>", "<setcomp>", "<dict
 
 Snapshot = tuple[Any, bytes | str | None]  # (value, memo): see _snapshot
 
+_CO_OPTIMIZED = 0x1
 _GENERATOR_FLAGS = 0x20 | 0x100 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
 
 # Immutable scalar types: a value of one of these never changes behind a name's back.
 _ATOMS = frozenset({int, float, complex, bool, str, bytes, type(None)})
 # Atoms whose equality (with equal types) implies equal repr; floats need repr (0.0 == -0.0).
 _EQ_IS_REPR = frozenset({int, bool, str, bytes, type(None)})
-_SCALARS_FAST = frozenset({int, bool, type(None), str, bytes})
 _UNSIZED = frozenset({int, bool, type(None)})
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
@@ -166,12 +167,11 @@ def _safe_repr(value: Any) -> str:
 def _bounded_repr(value: Any, max_repr: int) -> tuple[str, bool]:
     """``(text, truncated)``: the repr, cut to ``max_repr`` characters when longer.
 
-    Long lists, tuples, dicts and strings are cut without building their whole repr.
+    Long lists, tuples and dicts are cut without building their whole repr (a string's repr is
+    built whole: its quotes depend on all of its characters).
     """
     kind = type(value)
     # Lower bounds of the repr's length: 3 characters per sequence item ("x, "), 6 per dict item.
-    if kind is str and len(value) > max_repr:
-        return repr(value[:max_repr])[:max_repr], True
     if kind in (list, tuple) and 3 * len(value) > max_repr:
         return _safe_repr(value[: max_repr // 3 + 1])[:max_repr], True
     if kind is dict and 6 * len(value) > max_repr:
@@ -247,10 +247,12 @@ def _snapshot(value: Any, fingerprint: bytes | None = None, text: str | None = N
 class _Frame:
     """Per-frame bookkeeping: the last raw line event (for folding) and the previous snapshot."""
 
-    __slots__ = ("func", "raw", "start", "lasti", "open", "snap")
+    __slots__ = ("func", "class_body", "raw", "start", "lasti", "open", "snap")
 
-    def __init__(self, func: str) -> None:
-        self.func = func
+    def __init__(self, code: CodeType) -> None:
+        self.func = code.co_name
+        # A class body (not CO_OPTIMIZED): its implicit __module__/__qualname__ are no states.
+        self.class_body = not code.co_flags & _CO_OPTIMIZED
         self.raw = -1  # raw line of the last line event
         self.start = -1  # statement start of the last line event
         self.lasti = -1  # bytecode offset of the last line event
@@ -277,7 +279,7 @@ class _Tracer:
         if code.co_filename != PROGRAM_FILENAME or code.co_name in EXPRESSION_CODE_NAMES:
             return None
         rec = self.suspended.pop(frame, None) if code.co_flags & _GENERATOR_FLAGS else None
-        return self._local(rec or _Frame(code.co_name), code.co_flags & _GENERATOR_FLAGS)
+        return self._local(rec or _Frame(code), code.co_flags & _GENERATOR_FLAGS)
 
     def _local(self, rec: _Frame, generator: int) -> Any:
         starts = self.starts
@@ -334,7 +336,10 @@ class _Tracer:
         local_vars = frame.f_locals
         max_repr = self.max_repr
         states = self.states
+        class_body = rec.class_body
         for name, value in local_vars.items():
+            if class_body and name[:2] == "__" == name[-2:]:
+                continue
             entry = snap.get(name)
             kind = type(value)
             fingerprint = None
@@ -352,7 +357,7 @@ class _Tracer:
                             continue
                 elif kind is type(old) and _safe_repr(value) == memo:
                     continue
-            if kind in _SCALARS_FAST and (kind in _UNSIZED or len(value) <= max_repr):
+            if kind in _EQ_IS_REPR and (kind in _UNSIZED or len(value) <= max_repr):
                 # Fast path for the common scalars: int, bool, None, short str and bytes.
                 snap[name] = (value, None)
                 if step:

@@ -20,7 +20,7 @@ CRUXEVAL = REPO.parent / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
 @pytest.fixture(scope="session")
 def cruxeval() -> Path:
     if not CRUXEVAL.is_file():
-        pytest.fail(f"CRUXEval data not found at {CRUXEVAL} (expected in /work/shared/benchmarks)")
+        pytest.fail(f"CRUXEval data not found at {CRUXEVAL} (expected beside the repo)")
     return CRUXEVAL
 
 

@@ -12,9 +12,14 @@ import pytest
 from factory.literals import strict_equal
 
 CRUXEVAL = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
-PROGRAM = (
-    "def f(nums):\n    total = 0\n    for n in nums:\n        if n > 1:\n            total += n\n    return total\n"
-)
+PROGRAM = """\
+def f(nums):
+    total = 0
+    for n in nums:
+        if n > 1:
+            total += n
+    return total
+"""
 
 
 def _run(execverify: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

@@ -1,0 +1,183 @@
+"""Questions derived from a trace: every family, gold answers written out by hand (DESIGN §4-§5)."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import pytest
+
+from factory.tasks.questions import line_text, questions_from_trace, statement_lines
+from factory.trace.tracer import trace_call
+
+SOURCE = textwrap.dedent(
+    """\
+    def f(xs):
+        n = 0
+        for x in xs:
+            if x > 0:
+                n += g(x)
+            else:
+                n -= 1
+        return n
+    def g(v):
+        return v * 2
+    def unused(a):
+        b = a + 1
+        return b
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def questions() -> list[dict[str, Any]]:
+    trace = trace_call(SOURCE, "f", "[2]")
+    assert trace["status"] == "ok"
+    # Steps: 2, 3, 4, 5, 10 (in g), 3, 8.
+    assert [s["line"] for s in trace["steps"]] == [2, 3, 4, 5, 10, 3, 8]
+    return questions_from_trace(SOURCE, trace)
+
+
+def family(questions: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    return [q for q in questions if q["family"] == name]
+
+
+def test_output_question_once(questions: list[dict[str, Any]]) -> None:
+    outputs = family(questions, "output")
+    assert len(outputs) == 1
+    assert outputs[0]["answer"] == "4" and outputs[0]["answer_type"] == "int"
+
+
+def test_next_line_answers(questions: list[dict[str, Any]]) -> None:
+    got = [(q["line"], q["occurrence"], q["answer"]) for q in family(questions, "next_line")]
+    occurring = [(2, 1, 3), (3, 1, 4), (4, 1, 5), (5, 1, 10), (10, 1, 3), (3, 2, 8), (8, 1, -1)]
+    # One past the last occurrence of every line that ran, and lines that never run: -1.
+    past_last = [(2, 2, -1), (3, 3, -1), (4, 2, -1), (5, 2, -1), (8, 2, -1), (10, 2, -1)]
+    never_run = [(7, 1, -1), (12, 1, -1), (13, 1, -1)]
+    assert got == occurring + past_last + never_run
+
+
+def test_next_line_tags(questions: list[dict[str, Any]]) -> None:
+    by_key = {(q["line"], q["occurrence"]): q for q in family(questions, "next_line")}
+    assert "call" in by_key[5, 1]["informative"]  # into the helper g
+    assert "return" in by_key[10, 1]["informative"]  # back to f's loop header
+    assert by_key[3, 2]["informative"] == ["loop_header", "second_iteration"]
+    assert not by_key[3, 2]["trivial"]  # leaves the loop: not the next physical line
+    assert by_key[4, 1]["informative"] == ["branch"] and by_key[4, 1]["trivial"]
+    assert by_key[2, 1]["trivial"] and by_key[2, 1]["informative"] == []
+    assert "never_runs" in by_key[7, 1]["informative"]
+    assert "last_step" in by_key[8, 1]["informative"]
+
+
+def test_state_answers_and_nil(questions: list[dict[str, Any]]) -> None:
+    got = [(q["line"], q["occurrence"], q["var"], q["answer"]) for q in family(questions, "state")]
+    changed = [(2, 1, "n", "0; int"), (3, 1, "x", "2; int"), (5, 1, "n", "4; int")]
+    nil = [
+        (2, 2, "n", "Nil"),
+        (3, 3, "x", "Nil"),
+        (4, 2, "x", "Nil"),
+        (5, 2, "n", "Nil"),
+        (8, 2, "n", "Nil"),
+        (10, 2, "v", "Nil"),
+        (7, 1, "n", "Nil"),
+        (12, 1, "b", "Nil"),
+        (12, 1, "a", "Nil"),
+        (13, 1, "b", "Nil"),
+    ]
+    assert got == changed + nil
+    first = family(questions, "state")[0]
+    assert list(first) == ["family", "line", "occurrence", "var", "answer", "informative", "trivial"]
+    assert first["trivial"]  # n = 0: a constant assignment
+
+
+def test_coverage(questions: list[dict[str, Any]]) -> None:
+    got = {q["line"]: q["answer"] for q in family(questions, "coverage")}
+    assert got == {
+        2: "YES",
+        3: "YES",
+        4: "YES",
+        5: "YES",
+        7: "NO",
+        8: "YES",
+        10: "YES",
+        12: "NO",
+        13: "NO",
+    }
+    by_line = {q["line"]: q for q in family(questions, "coverage")}
+    assert by_line[2]["trivial"] and not by_line[5]["trivial"] and not by_line[10]["trivial"]
+    assert by_line[7]["informative"] == ["conditional", "never_runs"]
+
+
+def test_non_literal_states_are_not_asked() -> None:
+    source = textwrap.dedent(
+        """\
+        def f(n):
+            it = iter(range(n))
+            s = {1: object()}
+            k = next(it)
+            return k
+        """
+    )
+    trace = trace_call(source, "f", "3")
+    asked = {
+        q["var"]
+        for q in questions_from_trace(source, trace)
+        if q["family"] == "state" and q["answer"] != "Nil"
+    }
+    assert asked == {"k"}
+
+
+def test_loop_questions_count_occurrences_across_frames() -> None:
+    source = textwrap.dedent(
+        """\
+        def f(n):
+            if n <= 1:
+                return 1
+            return n * f(n - 1)
+        """
+    )
+    trace = trace_call(source, "f", "3")
+    next_line = {
+        (q["line"], q["occurrence"]): q["answer"]
+        for q in questions_from_trace(source, trace)
+        if q["family"] == "next_line"
+    }
+    assert next_line[2, 1] == 4 and next_line[2, 3] == 3
+    assert next_line[4, 1] == 2 and next_line[4, 2] == 2
+    assert next_line[3, 1] == -1 and next_line[3, 2] == -1 and next_line[2, 4] == -1
+
+
+def test_failed_trace_supports_no_question() -> None:
+    trace = trace_call("def f(x):\n    return 1 // x\n", "f", "0")
+    assert trace["status"] == "error:ZeroDivisionError"
+    assert questions_from_trace("def f(x):\n    return 1 // x\n", trace) == []
+
+
+def test_statement_lines_skip_module_level_docstrings_and_globals() -> None:
+    source = textwrap.dedent(
+        """\
+        import math
+        LIMIT = 3
+        def f(x):
+            \"\"\"Doc.\"\"\"
+            global LIMIT
+            y = (x +
+                 1)
+            return y
+        class C:
+            size = 1
+            def m(self):
+                return 2
+        """
+    )
+    info = statement_lines(source)
+    assert sorted(info) == [6, 8, 12]
+    assert info[6].func == "f" and info[6].first_in_function and info[6].assigns == ("y",)
+    assert info[12].func == "m" and info[12].kind == "return"
+
+
+def test_line_text() -> None:
+    assert line_text(SOURCE, 5) == "n += g(x)"
+    assert line_text(SOURCE, -1) == "-1"
+    with pytest.raises(ValueError):
+        line_text(SOURCE, 99)
