@@ -64,6 +64,7 @@ class TasksParams(_Section):
     nil_share: float = Field(0.2, ge=0, le=1, description="cap on Nil state answers")
     families: list[str] = ["white_box", "output", "input", "coverage"]
     coverage_per_item: int = Field(3, ge=1, le=50)
+    max_occurrence: int = Field(4, ge=1, description="ask about a line's first k executions and its last")
     rows_per_shard: int = Field(50_000, ge=100)
 
     @field_validator("families")

@@ -166,7 +166,7 @@ def build_items_with_reasons(
         return [], ["case:answer_tag_in_text"]
 
     case_id = case_row.get("case_id") or default_case_id(source, entry, args)
-    all_questions = questions_from_trace(source, dict(trace))
+    all_questions = questions_from_trace(source, dict(trace), max_occurrence=p.max_occurrence)
     output_q = {"family": "output", "answer": output_repr, "answer_type": output_type}
 
     def accept(q: Mapping[str, Any]) -> bool:

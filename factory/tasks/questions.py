@@ -232,8 +232,14 @@ def _local_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]
 # ---------------------------------------------------------------------------------------------
 
 
-def questions_from_trace(source: str, trace: dict[str, Any]) -> list[dict[str, Any]]:
+def questions_from_trace(
+    source: str, trace: dict[str, Any], *, max_occurrence: int | None = None
+) -> list[dict[str, Any]]:
     """Every question that ``trace`` (of ``source``) supports, before sampling.
+
+    ``max_occurrence`` keeps, of a line's executions, only the first ``max_occurrence`` and the
+    last (the ones worth asking about: the 2nd iteration, the loop exit); the tasks stage uses it
+    so that a long trace does not cost a question per step. None: every question.
 
     Families and gold answers follow DESIGN §4-§5: ``output`` once; ``next_line`` for every
     (line, occurrence) that occurs, plus (line, last occurrence + 1) and a few lines that never
@@ -272,7 +278,12 @@ def questions_from_trace(source: str, trace: dict[str, Any]) -> list[dict[str, A
     ]
 
     # next_line
+    def skipped(line: int, k: int) -> bool:
+        return max_occurrence is not None and max_occurrence < k < counts[line]
+
     for i, (line, k) in enumerate(zip(lines, occurrence, strict=True)):
+        if skipped(line, k):
+            continue
         tags = _line_tags(info.get(line), k)
         if i + 1 == len(lines):
             nxt = -1
@@ -301,7 +312,7 @@ def questions_from_trace(source: str, trace: dict[str, Any]) -> list[dict[str, A
         line, k = lines[index], occurrence[index]
         if state["var"] not in changed_at[line]:
             changed_at[line].append(state["var"])
-        if not state["literal"]:
+        if not state["literal"] or skipped(line, k):
             continue
         stmt = info.get(line)
         tags = _line_tags(stmt, k)
