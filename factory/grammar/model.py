@@ -92,6 +92,8 @@ class Grammar:
     element_types: tuple[Type, ...] = ()
     control_flow: dict[str, float] = field(default_factory=dict)
     grammar_hash: str = ""
+    # Indexes the synthesizer derives from the operations (built once, kept with the grammar).
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def op(self, op_id: str) -> Operation:
         for op in self.operations:

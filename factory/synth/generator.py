@@ -594,29 +594,22 @@ class ProgramBuilder:
         )
 
 
-_RETURNING: dict[int, dict[str, tuple[Operation, ...]]] = {}
-
-
 def _returning_index(grammar: Grammar) -> dict[str, tuple[Operation, ...]]:
     """Expression operations by the name of the type they return ("" for a type variable)."""
-    index = _RETURNING.get(id(grammar))
+    index = grammar.cache.get("returning")
     if index is None:
         table: dict[str, list[Operation]] = {}
         for op in grammar.operations:
             if op.returns is not None and not op.statement:
                 table.setdefault("" if op.returns.is_var else op.returns.name, []).append(op)
-        index = _RETURNING[id(grammar)] = {k: tuple(v) for k, v in table.items()}
+        index = grammar.cache["returning"] = {k: tuple(v) for k, v in table.items()}
     return index
-
-
-_PRODUCERS: dict[tuple[int, Type], list[tuple[Operation, dict[str, Type]]]] = {}
-_TESTS: dict[tuple[int, Type], list[Operation]] = {}
 
 
 def _producers(grammar: Grammar, want: Type) -> list[tuple[Operation, dict[str, Type]]]:
     """Expression operations that can return ``want``, with the binding that makes them (memoised)."""
-    key = (id(grammar), want)
-    found = _PRODUCERS.get(key)
+    key = ("producers", want)
+    found = grammar.cache.get(key)
     if found is None:
         index = _returning_index(grammar)
         found = []
@@ -624,21 +617,21 @@ def _producers(grammar: Grammar, want: Type) -> list[tuple[Operation, dict[str, 
             binding = unify(op.returns, want)
             if binding is not None:
                 found.append((op, binding))
-        _PRODUCERS[key] = found
+        grammar.cache[key] = found
     return found
 
 
 def _tests_on(grammar: Grammar, t: Type) -> list[Operation]:
     """Non-mutating operations returning bool whose receiver can be a value of type ``t``."""
-    key = (id(grammar), t)
-    found = _TESTS.get(key)
+    key = ("tests", t)
+    found = grammar.cache.get(key)
     if found is None:
         found = [
             op
             for op in _returning_index(grammar).get("bool", ())
             if not op.mutates and unify(op.receiver, t) is not None
         ]
-        _TESTS[key] = found
+        grammar.cache[key] = found
     return found
 
 

@@ -16,20 +16,14 @@ from typing import Any
 import pyarrow as pa
 
 from factory.execute.runner import Executor, same_value
+from factory.inputs.stage import CASES_SCHEMA
 from factory.io import ShardWriter, count_rows, iter_rows
 from factory.params import ExecuteParams, TraceParams
 from factory.progress import progress
 from factory.stats import StageStats
 
-CASE_COLUMNS = [
-    ("case_id", pa.string()),
-    ("program_id", pa.string()),
-    ("source", pa.string()),
-    ("entry", pa.string()),
-    ("args", pa.string()),
-    ("tier", pa.int8()),
-    ("target", pa.string()),
-    ("grammar_hash", pa.string()),
+# A trace row: the case (as the inputs stage wrote it) and its recorded output, then the trace.
+CASE_COLUMNS = [(f.name, f.type) for f in CASES_SCHEMA if f.name != "lines_covered"] + [
     ("output_repr", pa.string()),
     ("output_type", pa.string()),
 ]

@@ -138,3 +138,31 @@ def test_args_text_does_not_depend_on_the_hash_seed() -> None:
         for seed in (1, 2, 3, 4)
     }
     assert len(outs) == 1
+
+
+def test_draws_do_not_depend_on_the_modules_imported() -> None:
+    """Hypothesis mixes in constants from imported local modules; our draws must not see them."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        """
+        import sys, types, pathlib, tempfile
+        if sys.argv[1] == "with":
+            # A local module full of float and str constants, imported before drawing.
+            d = pathlib.Path(tempfile.mkdtemp())
+            (d / "noise_consts.py").write_text("A = [" + ", ".join(repr(i / 7) for i in range(300)) + "]\\n"
+                                                "B = [" + ", ".join(repr(f"zz{i}") for i in range(300)) + "]\\n")
+            sys.path.insert(0, str(d)); import noise_consts
+        from hypothesis import strategies as st
+        from factory.inputs.draw import draw_examples
+        s = st.tuples(st.floats(-100, 100, width=16), st.text("abc", max_size=8), st.integers(0, 20))
+        print(repr(draw_examples(s, 200, 7)))
+        """
+    )
+    outs = [
+        subprocess.run([sys.executable, "-c", code, arg], capture_output=True, text=True, check=True).stdout
+        for arg in ("without", "with")
+    ]
+    assert outs[0] == outs[1]
