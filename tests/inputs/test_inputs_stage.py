@@ -152,8 +152,9 @@ def test_draws_do_not_depend_on_the_modules_imported() -> None:
         if sys.argv[1] == "with":
             # A local module full of float and str constants, imported before drawing.
             d = pathlib.Path(tempfile.mkdtemp())
-            (d / "noise_consts.py").write_text("A = [" + ", ".join(repr(i / 7) for i in range(300)) + "]\\n"
-                                                "B = [" + ", ".join(repr(f"zz{i}") for i in range(300)) + "]\\n")
+            floats = ", ".join(repr(i / 7) for i in range(300))
+            strings = ", ".join(repr(f"zz{i}") for i in range(300))
+            (d / "noise_consts.py").write_text(f"A = [{floats}]\\nB = [{strings}]\\n")
             sys.path.insert(0, str(d)); import noise_consts
         from hypothesis import strategies as st
         from factory.inputs.draw import draw_examples
