@@ -1,5 +1,6 @@
 """Scale of the data pipeline: time and peak memory per stage at 1× and 10× the default params,
-and the time of a fraction of the paper-scale profile (≈ 240K programs), extrapolated.
+and the time of a fraction of the paper-scale profile (≈ 240K programs), extrapolated. All five
+stages run: synthesize, inputs, execute, trace, tasks.
 
 Usage:
   python bench/pipeline_scale.py                 # default vs 10× default: seconds and peak RSS
@@ -36,9 +37,15 @@ elif stage == "inputs":
     from factory.inputs.stage import run_inputs_stage
     s = run_inputs_stage(p.seed, p.inputs, p.execute, p.synthesize.grammar, out + "/programs",
                          out + "/cases", out + "/inputs.json")
-else:
+elif stage == "execute":
     from factory.execute.stage import run_execute_stage
     s = run_execute_stage(out + "/cases", out + "/executions", out + "/execute.json", p.execute.model_dump())
+elif stage == "trace":
+    from factory.trace.stage import run_trace_stage
+    s = run_trace_stage(out + "/executions", out + "/traces", out + "/trace.json", p.trace, p.execute)
+else:
+    from factory.tasks.stage import run_tasks_stage
+    s = run_tasks_stage(out + "/traces", out + "/tasks", out + "/tasks.json", p.seed, p.tasks)
 print(json.dumps({"seconds": time.perf_counter() - start, "peak_rss_mb":
       resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "in": s.items_in, "out": s.items_out}))
 """
@@ -49,7 +56,7 @@ def run_pipeline(per_target_tier: int, tmp: Path) -> dict[str, dict]:
     params["synthesize"]["programs_per_target_tier"] = per_target_tier
     (tmp / "params.yaml").write_text(yaml.safe_dump(params))
     results = {}
-    for stage in ("synthesize", "inputs", "execute"):
+    for stage in ("synthesize", "inputs", "execute", "trace", "tasks"):
         proc = subprocess.run(
             [sys.executable, "-c", STAGE_CODE, str(tmp / "params.yaml"), str(tmp), stage],
             capture_output=True,

@@ -146,7 +146,7 @@ def run_tasks_stage(
         progress("tasks", total) as advance,
     ):
         done = 0
-        for batch in iter_rows(traces_dir):
+        for batch in iter_rows(traces_dir, batch_rows=1_000):  # trace JSON is large: small batches
             for row in batch:
                 stats.items_in += 1
                 trace = _load_trace(row)
