@@ -146,7 +146,7 @@ def _parse_operation(f: _File, node: Any, owner: str, known_types: set[str]) -> 
         raise f.error(None, f"operation must be a mapping, got {node!r}")
     allowed = {
         "name", "template", "receiver", "args", "returns", "mutates", "requires", "statement",
-        "length", "doc",
+        "length", "imports", "doc",
     }  # fmt: skip
     name = f.require(node, "name", str, "operation")
     where = f"operation '{name}'"
@@ -227,6 +227,12 @@ def _parse_operation(f: _File, node: Any, owner: str, known_types: set[str]) -> 
     if length_recv not in LENGTH_RECV:
         raise f.error(node, f"{where}: length.recv must be one of {sorted(LENGTH_RECV)}", "length")
 
+    imports = node.get("imports") or []
+    if not isinstance(imports, list) or not all(
+        isinstance(m, str) and all(part.isidentifier() for part in m.split(".")) for m in imports
+    ):
+        raise f.error(node, f"{where}: 'imports' must be a list of module names", "imports")
+
     ops = []
     for receiver in receiver_types:
         bound_vars = receiver.variables() | set().union(*(a.type.variables() for a in args))
@@ -247,6 +253,7 @@ def _parse_operation(f: _File, node: Any, owner: str, known_types: set[str]) -> 
                 statement=statement,
                 length_result=length_result,
                 length_recv=length_recv,
+                imports=tuple(imports),
                 file=f.name,
                 line=node.line,
             )

@@ -46,6 +46,7 @@ class Operation:
     statement: bool  # the template is a whole statement (``{recv} += {other}``)
     length_result: str  # "unknown" | "same" | "grow": minimum length of the result
     length_recv: str  # "same" | "shrink" | "grow" | "clear": effect on the receiver
+    imports: tuple[str, ...]  # modules the template needs (``import math`` for ``math.ceil(x)``)
     file: str
     line: int
 

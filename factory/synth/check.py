@@ -190,8 +190,9 @@ def check_program(source: str, tier: int, target: str, grammar: Grammar) -> list
         return ["syntax_error"]
     reasons = []
     functions = [n for n in root.children if n.type == "function_definition"]
+    imports = [n for n in root.children if n.type == "import_statement"]
     names = [_text(fn.child_by_field_name("name")) for fn in functions]
-    if len(functions) != len(root.children) or ENTRY not in names:
+    if len(functions) + len(imports) != len(root.children) or ENTRY not in names:
         reasons.append("shape:entry_missing_or_extra_code")
     if spec.helper:
         entry = functions[names.index(ENTRY)] if ENTRY in names else None

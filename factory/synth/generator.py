@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import random
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -117,6 +118,7 @@ class ProgramBuilder:
         first = self.target_variants[0]
         self.target_shapes = template_signatures(first.template, first.statement)[1]
         self.scope: list[Var] = []
+        self.imports: set[str] = set()
         self.used_names: set[str] = {ENTRY, HELPER}
         self.results: list[str] = []
         self.loop_depth = 0
@@ -312,6 +314,7 @@ class ProgramBuilder:
                     arg_type, budget, nest_target=is_target and self.rng.random() < 0.3
                 )
         code = op.template.format(**{name: _fill(op.template, name, e) for name, e in parts.items()})
+        self.imports.update(op.imports)
         guards = [g for e in parts.values() for g in e.guards]
         for req in op.requires:
             pred = self.g.predicates[req.name]
@@ -357,15 +360,17 @@ class ProgramBuilder:
 
     def _simple_statement(self, want_target: bool) -> tuple[str, Expr]:
         use_target = want_target or not self.tier.other_ops
-        pool = (
-            self.target_variants
-            if use_target
-            else [op for op in self.g.operations if op.op_id != self.target]
-        )
-        op = self.rng.choice(pool)
         receiver = None
         binding: dict[str, Type] = {}
-        if op.mutates or op.statement:
+        anchored = [] if use_target else self.other_ops_on_scope()
+        if anchored and self.rng.random() < 0.9:
+            # Other operations mostly act on the program's own variables, not on constants.
+            op, receiver = self.rng.choice(anchored)
+            binding = unify(op.receiver, receiver.type) or {}
+        else:
+            pool = self.target_variants if use_target else self.g.operations
+            op = self.rng.choice([o for o in pool if use_target or o.op_id != self.target])
+        if receiver is None and (op.mutates or op.statement):
             options = [(v, unify(op.receiver, v.type)) for v in self.scope if not v.frozen]
             options = [(v, b) for v, b in options if b is not None]
             if not options:
@@ -376,7 +381,9 @@ class ProgramBuilder:
             self.note_result(receiver.name)
             return e.code, e
         e = self.apply(op, binding, budget=2, receiver=receiver)
-        reuse = [v for v in self.scope if v.type == e.type and not v.frozen and v.name in e.code]
+        reuse = [
+            v for v in self.scope if v.type == e.type and not v.frozen and re.search(rf"\b{v.name}\b", e.code)
+        ]
         if reuse and self.rng.random() < 0.5:
             var = self.rng.choice(reuse)
             var.min_len = e.min_len
@@ -385,6 +392,16 @@ class ProgramBuilder:
             self.scope.append(var)
         self.note_result(var.name)
         return f"{var.name} = {e.code}", e
+
+    def other_ops_on_scope(self) -> list[tuple[Operation, Var]]:
+        """(operation, variable) pairs: a non-target operation whose receiver can be the variable
+        (never a mutation of a variable a loop iterates)."""
+        return [
+            (op, v)
+            for v in self.scope
+            for op in _ops_on(self.g, v.type)
+            if op.op_id != self.target and not (v.frozen and (op.mutates or op.statement))
+        ]
 
     def note_result(self, name: str) -> None:
         if name in self.results:
@@ -586,7 +603,7 @@ class ProgramBuilder:
         if self.tier.other_ops and counts["other"] < 1:
             raise GenerationFailed("no other operation")
         return Program(
-            source=render(functions),
+            source=render(functions, sorted(self.imports)),
             entry=ENTRY,
             tier=self.tier.level,
             target=self.target,
@@ -618,6 +635,15 @@ def _producers(grammar: Grammar, want: Type) -> list[tuple[Operation, dict[str, 
             if binding is not None:
                 found.append((op, binding))
         grammar.cache[key] = found
+    return found
+
+
+def _ops_on(grammar: Grammar, t: Type) -> list[Operation]:
+    """Operations whose receiver can be a value of type ``t`` (memoised on the grammar)."""
+    key = ("ops_on", t)
+    found = grammar.cache.get(key)
+    if found is None:
+        found = grammar.cache[key] = [op for op in grammar.operations if unify(op.receiver, t) is not None]
     return found
 
 

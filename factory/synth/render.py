@@ -67,9 +67,10 @@ def _block(stmts: list[Stmt], depth: int, out: list[str]) -> None:
             raise TypeError(s)
 
 
-def render(functions: list[Function]) -> str:
-    """Python source of the functions, 4-space indents, one statement per line."""
-    out: list[str] = []
+def render(functions: list[Function], imports: list[str] | tuple[str, ...] = ()) -> str:
+    """Python source: ``import`` lines (sorted), then the functions, 4-space indents, one
+    statement per line."""
+    out: list[str] = [f"import {module}" for module in sorted(set(imports))]
     for fn in functions:
         out.append(f"def {fn.name}({', '.join(fn.params)}):")
         _block(fn.body, 1, out)

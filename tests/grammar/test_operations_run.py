@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import importlib
 import itertools
 import random
 from functools import cache
@@ -171,6 +172,7 @@ def run_variant(op: Operation, binding: dict[str, Type], stats: dict[str, Any]) 
     for _ in range(DRAWS):
         stats["draws"] += 1
         ns: dict[str, Any] = {"recv": copy.deepcopy(rng.choice(pool(recv_type)))}
+        ns.update({module: importlib.import_module(module) for module in op.imports})
         texts = {"recv": "recv"}
         lens = {"recv": sized_len(ns["recv"]) or 0}
         ctx = FakeContext(rng, ns, lens, recv_type)
