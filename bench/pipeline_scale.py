@@ -39,7 +39,7 @@ elif stage == "inputs":
                          out + "/cases", out + "/inputs.json")
 elif stage == "execute":
     from factory.execute.stage import run_execute_stage
-    s = run_execute_stage(out + "/cases", out + "/executions", out + "/execute.json", p.execute.model_dump())
+    s = run_execute_stage(out + "/cases", out + "/executions", out + "/execute.json", p.execute)
 elif stage == "trace":
     from factory.trace.stage import run_trace_stage
     s = run_trace_stage(out + "/executions", out + "/traces", out + "/trace.json", p.trace, p.execute)

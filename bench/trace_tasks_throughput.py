@@ -81,7 +81,7 @@ def synthesized_cases(tmp: Path) -> list[dict[str, Any]]:
         3, SynthesizeParams(tiers=[5, 6], programs_per_target_tier=2), tmp / "p", tmp / "s.json"
     )
     run_inputs_stage(3, InputsParams(), execute, "grammars/python", tmp / "p", tmp / "c", tmp / "i.json")
-    run_execute_stage(tmp / "c", tmp / "e", tmp / "e.json", execute.model_dump())
+    run_execute_stage(tmp / "c", tmp / "e", tmp / "e.json", execute)
     return [r for batch in iter_rows(tmp / "e") for r in batch if r["status"] == "ok"]
 
 

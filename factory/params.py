@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -12,7 +13,11 @@ from factory.errors import UserError
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: "2" is not a number and True is not a worker count.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+_S = TypeVar("_S", bound=BaseModel)
 
 
 class SynthesizeParams(_Section):
@@ -104,9 +109,14 @@ def load_params(path: str | Path = "params.yaml") -> Params:
         raise UserError(f"{path}: not valid YAML: {exc}".splitlines()[0]) from None
     if not isinstance(raw, dict):
         raise UserError(f"{path}: params must be a YAML mapping")
+    return validate_section(Params, raw, str(path))
+
+
+def validate_section(model: type[_S], data: Mapping[str, Any] | None, where: str, prefix: str = "") -> _S:
+    """``model`` from a mapping (a params section); a bad or unknown key is a UserError naming it."""
     try:
-        return Params.model_validate(raw)
+        return model.model_validate(dict(data or {}))
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise UserError(f"{path}: param '{where}': {err['msg']} (got {err.get('input')!r})") from None
+        key = ".".join(str(p) for p in err["loc"])
+        raise UserError(f"{where}: param '{prefix}{key}': {err['msg']} (got {err.get('input')!r})") from None

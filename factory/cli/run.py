@@ -222,4 +222,4 @@ def execute_command(
     from factory.execute.stage import run_execute_stage
     from factory.params import load_params
 
-    run_execute_stage(cases, out, stats, load_params(params).execute.model_dump()).print_summary()
+    run_execute_stage(cases, out, stats, load_params(params).execute).print_summary()

@@ -9,7 +9,7 @@ same cases give byte-identical output (barring a case that sits right at the tim
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from factory.errors import UserError
 from factory.execute.runner import Executor
 from factory.io import ShardWriter, count_rows, iter_rows, shard_paths
+from factory.params import ExecuteParams, validate_section
 from factory.progress import progress
 from factory.stats import StageStats
 
@@ -38,58 +39,14 @@ RESULT_FIELDS = (
     pa.field("output_repr", pa.string()),
     pa.field("output_type", pa.string()),
 )
-DEFAULT_PARAMS: dict[str, Any] = {
-    "timeout_s": 2.0,
-    "memory_mb": 1024,
-    "max_output_repr": 2000,
-    "workers": None,
-    "hash_seeds": [1, 2],
-    "rows_per_shard": 50_000,
-}
-MAX_HASH_SEED = 2**32 - 1  # the range PYTHONHASHSEED accepts
 PROGRESS_STEP = 256
 
 
-def validate_params(params: dict[str, Any] | None) -> dict[str, Any]:
-    """The execute params with defaults filled in; UserError naming the first bad or unknown key."""
-    params = dict(params or {})
-    unknown = sorted(set(params) - set(DEFAULT_PARAMS))
-    if unknown:
-        known = ", ".join(DEFAULT_PARAMS)
-        raise UserError(f"execute params: unknown key {unknown[0]!r} (known: {known})")
-    out = {**DEFAULT_PARAMS, **params}
-
-    timeout = out["timeout_s"]
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 600:
-        raise UserError(f"execute params: timeout_s must be a number in (0, 600], got {timeout!r}")
-    out["timeout_s"] = float(timeout)
-    _check_int(out, "memory_mb", 64)
-    _check_int(out, "max_output_repr", 1)
-    _check_int(out, "rows_per_shard", 1)
-    if out["workers"] in (None, 0, "auto"):
-        out["workers"] = None
-    else:
-        _check_int(out, "workers", 1, hint=" (0: one per CPU)")
-    seeds = out["hash_seeds"]
-    if (
-        not isinstance(seeds, (list, tuple))
-        or len(seeds) != 2
-        or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds)
-        or not all(0 <= s <= MAX_HASH_SEED for s in seeds)
-        or seeds[0] == seeds[1]
-    ):
-        raise UserError(
-            f"execute params: hash_seeds must be two different integers in [0, {MAX_HASH_SEED}], "
-            f"got {seeds!r}"
-        )
-    out["hash_seeds"] = list(seeds)
-    return out
-
-
-def _check_int(params: dict[str, Any], key: str, low: int, hint: str = "") -> None:
-    value = params[key]
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise UserError(f"execute params: {key} must be an integer >= {low}{hint}, got {value!r}")
+def validate_params(params: ExecuteParams | Mapping[str, Any] | None) -> ExecuteParams:
+    """The ``execute`` params section, validated (UserError naming the first bad or unknown key)."""
+    if isinstance(params, ExecuteParams):
+        return params
+    return validate_section(ExecuteParams, params, "execute params", prefix="execute.")
 
 
 def executions_schema(cases_schema: pa.Schema | None) -> pa.Schema:
@@ -121,13 +78,11 @@ def run_execute_stage(
     cases_dir: str | Path,
     out_dir: str | Path,
     stats_path: str | Path,
-    params: dict[str, Any] | None,
+    params: ExecuteParams | Mapping[str, Any] | None = None,
 ) -> StageStats:
     """Run every case of ``cases_dir``; write the executions table to ``out_dir`` and the stats.
 
-    ``params`` (the ``execute`` section of params.yaml): ``timeout_s``, ``memory_mb``,
-    ``max_output_repr``, ``workers`` (0 or ``None``: one per CPU, per seed), ``hash_seeds`` (two
-    different ints), ``rows_per_shard``.
+    ``params``: the ``execute`` section of params.yaml (``ExecuteParams`` or a mapping of it).
     """
     p = validate_params(params)
     schema = executions_schema(_cases_schema(cases_dir))
@@ -145,13 +100,13 @@ def run_execute_stage(
 
     with (
         Executor(
-            timeout_s=p["timeout_s"],
-            memory_mb=p["memory_mb"],
-            max_output_repr=p["max_output_repr"],
-            hash_seeds=p["hash_seeds"],
-            workers=p["workers"],
+            timeout_s=p.timeout_s,
+            memory_mb=p.memory_mb,
+            max_output_repr=p.max_output_repr,
+            hash_seeds=p.hash_seeds,
+            workers=p.workers or None,
         ) as executor,
-        ShardWriter(out_dir, schema, rows_per_shard=p["rows_per_shard"]) as writer,
+        ShardWriter(out_dir, schema, rows_per_shard=p.rows_per_shard) as writer,
         progress("execute", total) as advance,
     ):
         done = 0

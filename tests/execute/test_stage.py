@@ -14,7 +14,7 @@ from factory.execute.stage import run_execute_stage, validate_params
 from factory.io import read_table
 
 WORDS = "[" + ", ".join(repr(f"w{i}") for i in range(25)) + "]"
-PARAMS = {"timeout_s": 0.5, "memory_mb": 256, "workers": 1, "hash_seeds": [1, 2]}
+PARAMS = {"timeout_s": 0.5, "memory_mb": 256, "workers": 1, "hash_seeds": [1, 2], "rows_per_shard": 100}
 
 CASES = [
     # (source, args, tier, expected status)
@@ -98,14 +98,14 @@ def test_shards_and_empty_input(tmp_path: Path) -> None:
             "tier": 3,
             "target": "int",
         }
-        for i in range(25)
+        for i in range(250)
     ]
     cases = write_cases(tmp_path / "cases", rows)
-    params = {**PARAMS, "rows_per_shard": 10}
+    params = {**PARAMS, "rows_per_shard": 100}
     run_execute_stage(cases, tmp_path / "out", tmp_path / "s.json", params)
     assert len(list((tmp_path / "out").glob("part-*.parquet"))) == 3
     out = read_table(tmp_path / "out").to_pylist()
-    assert [r["output_repr"] for r in out] == [str(-i) for i in range(25)]
+    assert [r["output_repr"] for r in out] == [str(-i) for i in range(250)]
 
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -148,4 +148,4 @@ def test_bad_params_name_the_param(params: dict, named: str) -> None:
 
 def test_params_defaults() -> None:
     p = validate_params({"workers": 0})
-    assert p["workers"] is None and p["hash_seeds"] == [1, 2] and p["timeout_s"] == 2.0
+    assert p.workers == 0 and p.hash_seeds == [1, 2] and p.timeout_s == 2.0

@@ -35,7 +35,7 @@ def chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         tmp / "cases",
         tmp / "i.json",
     )
-    run_execute_stage(tmp / "cases", tmp / "executions", tmp / "e.json", execute.model_dump())
+    run_execute_stage(tmp / "cases", tmp / "executions", tmp / "e.json", execute)
     trace_stats = run_trace_stage(tmp / "executions", tmp / "traces", tmp / "t.json", TraceParams(), execute)
     run_tasks_stage(
         tmp / "traces", tmp / "tasks", tmp / "k.json", 11, TasksParams(families=["white_box", "coverage"])

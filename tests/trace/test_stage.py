@@ -43,7 +43,7 @@ def _cases(tmp: Path) -> Path:
     ]
     with ShardWriter(tmp / "cases", CASES_SCHEMA) as w:
         w.write_many(rows)
-    execute = ExecuteParams(workers=1).model_dump()
+    execute = ExecuteParams(workers=1)
     run_execute_stage(tmp / "cases", tmp / "executions", tmp / "execute.json", execute)
     return tmp / "executions"
 
