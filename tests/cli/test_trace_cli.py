@@ -106,3 +106,61 @@ def test_bad_input_is_one_line_and_exit_2(
     proc = _run(execverify, *[a.format(**paths) for a in args])
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and expect in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("family", ["white_box", "output", "input", "coverage"])
+def test_task_is_a_dataset_row_that_scores_through_the_cli(
+    execverify: str, tmp_path: Path, family: str
+) -> None:
+    from factory.tasks.prompts import gold_completion
+    from factory.tasks.stage import TASKS_SCHEMA
+
+    (tmp_path / "p.py").write_text(PROGRAM)
+    args = [
+        "task",
+        str(tmp_path / "p.py"),
+        "--entry",
+        "f",
+        "--args",
+        "[1, 2, 0]",
+        "--family",
+        family,
+        "--json",
+    ]
+    proc = _run(execverify, *args)
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads(proc.stdout)
+    assert set(row) == set(TASKS_SCHEMA.names)  # exactly the columns of the released dataset
+    assert row["family"] == family and "  1 | def f(nums):" in row["prompt"]
+    assert isinstance(json.loads(row["answer"]), list)
+    # The row scores through `execverify score` as a task file: gold gets the maximum.
+    (tmp_path / "task.json").write_text(json.dumps(row))
+    (tmp_path / "gold.txt").write_text(gold_completion(row))
+    scored = _run(
+        execverify,
+        "score",
+        "--task",
+        str(tmp_path / "task.json"),
+        "--completion",
+        str(tmp_path / "gold.txt"),
+        "--json",
+    )
+    assert scored.returncode == 0, scored.stderr
+    assert json.loads(scored.stdout)["reward"] == (2.0 if family == "white_box" else 1.0)
+    (tmp_path / "wrong.txt").write_text("<answer>\nnonsense\n</answer>")
+    scored = _run(
+        execverify,
+        "score",
+        "--task",
+        str(tmp_path / "task.json"),
+        "--completion",
+        str(tmp_path / "wrong.txt"),
+        "--json",
+    )
+    assert json.loads(scored.stdout)["reward"] == 0.0
+
+
+def test_task_with_an_unknown_family_is_exit_2(execverify: str, tmp_path: Path) -> None:
+    (tmp_path / "p.py").write_text(PROGRAM)
+    proc = _run(execverify, "task", str(tmp_path / "p.py"), "--args", "[1]", "--family", "bogus")
+    assert proc.returncode == 2 and "unknown --family" in proc.stderr and "Traceback" not in proc.stderr
