@@ -50,9 +50,6 @@ class Type:
             return self
         return Type(self.name, tuple(a.substitute(binding) for a in self.args))
 
-    @property
-    def is_concrete(self) -> bool:
-        return not self.variables()
 
 
 def parse_type(text: str) -> Type:
