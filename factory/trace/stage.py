@@ -86,7 +86,7 @@ def run_trace_stage(
             hash_seeds=execute.hash_seeds,
             workers=execute.workers or None,
         ) as executor,
-        ShardWriter(out_dir, TRACES_SCHEMA, params.rows_per_shard) as out,
+        ShardWriter(out_dir, TRACES_SCHEMA, params.rows_per_shard, group_rows=256) as out,  # traces are big
         progress("trace", count_rows(executions_dir)) as advance,
     ):
         for batch in iter_rows(executions_dir, batch_rows=1024):
