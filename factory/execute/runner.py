@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from factory.literals import strict_equal
+from factory.params import ExecuteParams
 from factory.sandbox.pool import WorkerPool, map_pools
 
 NONDETERMINISTIC = "nondeterministic"
@@ -137,6 +138,17 @@ class Executor:
         payloads = (payload_of(case) for case in cases)
         for results in map_pools(self.pools, kind, payloads):
             yield combine(results, agree)
+
+    @classmethod
+    def from_params(cls, params: ExecuteParams) -> Executor:
+        """The Executor of the ``execute`` params section (``workers: 0`` is one per CPU)."""
+        return cls(
+            timeout_s=params.timeout_s,
+            memory_mb=params.memory_mb,
+            max_output_repr=params.max_output_repr,
+            hash_seeds=params.hash_seeds,
+            workers=params.workers or None,
+        )
 
     def close(self) -> None:
         for pool in self.pools:

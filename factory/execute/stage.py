@@ -99,13 +99,7 @@ def run_execute_stage(
                 yield row
 
     with (
-        Executor(
-            timeout_s=p.timeout_s,
-            memory_mb=p.memory_mb,
-            max_output_repr=p.max_output_repr,
-            hash_seeds=p.hash_seeds,
-            workers=p.workers or None,
-        ) as executor,
+        Executor.from_params(p) as executor,
         ShardWriter(out_dir, schema, rows_per_shard=p.rows_per_shard) as writer,
         progress("execute", total) as advance,
     ):

@@ -51,7 +51,6 @@ class Type:
         return Type(self.name, tuple(a.substitute(binding) for a in self.args))
 
 
-
 def parse_type(text: str) -> Type:
     """Parse a type expression; raises ValueError with a short message when malformed."""
     tokens = _TOKEN.findall(text)

@@ -79,13 +79,7 @@ def run_trace_stage(
     per_tier: Counter = Counter()
     lengths: list[int] = []
     with (
-        Executor(
-            timeout_s=execute.timeout_s,
-            memory_mb=execute.memory_mb,
-            max_output_repr=execute.max_output_repr,
-            hash_seeds=execute.hash_seeds,
-            workers=execute.workers or None,
-        ) as executor,
+        Executor.from_params(execute) as executor,
         ShardWriter(out_dir, TRACES_SCHEMA, params.rows_per_shard, group_rows=256) as out,  # traces are big
         progress("trace", count_rows(executions_dir)) as advance,
     ):
