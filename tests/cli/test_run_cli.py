@@ -13,16 +13,6 @@ import pytest
 
 from factory.literals import strict_equal
 
-REPO = Path(__file__).resolve().parents[2]
-CRUXEVAL = REPO.parent / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
-
-
-@pytest.fixture(scope="session")
-def cruxeval() -> Path:
-    if not CRUXEVAL.is_file():
-        pytest.fail(f"CRUXEval data not found at {CRUXEVAL} (expected beside the repo)")
-    return CRUXEVAL
-
 
 def run(execverify: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([execverify, *args], input=stdin, capture_output=True, text=True, timeout=120)
@@ -46,7 +36,8 @@ def program(tmp_path: Path) -> Path:
     return path
 
 
-def test_batch_reproduces_all_cruxeval_outputs(execverify: str, cruxeval: Path) -> None:
+def test_batch_reproduces_all_cruxeval_outputs(execverify: str, cruxeval_path: Path) -> None:
+    cruxeval = cruxeval_path
     records = [json.loads(line) for line in cruxeval.read_text().splitlines() if line.strip()]
     assert len(records) == 800
     proc = run(execverify, "run", "--batch", str(cruxeval), "--json")

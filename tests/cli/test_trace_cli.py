@@ -11,7 +11,6 @@ import pytest
 
 from factory.literals import strict_equal
 
-CRUXEVAL = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
 PROGRAM = """\
 def f(nums):
     total = 0
@@ -65,11 +64,11 @@ def test_questions_json_lists_every_family(execverify: str, tmp_path: Path) -> N
     assert states[(5, 1, "total")] == "2; int"
 
 
-def test_trace_batch_reproduces_every_cruxeval_output(execverify: str) -> None:
-    if not CRUXEVAL.exists():
-        pytest.fail(f"benchmark file missing: {CRUXEVAL}")
-    records = [json.loads(line) for line in CRUXEVAL.read_text().splitlines()]
-    proc = _run(execverify, "trace", "--batch", str(CRUXEVAL), "--json")
+def test_trace_batch_reproduces_every_cruxeval_output(
+    execverify: str, cruxeval_path: Path, cruxeval_records: list[dict]
+) -> None:
+    records = cruxeval_records
+    proc = _run(execverify, "trace", "--batch", str(cruxeval_path), "--json")
     assert proc.returncode == 0, proc.stderr
     results = [json.loads(line) for line in proc.stdout.splitlines()]
     assert len(results) == len(records) == 800

@@ -198,15 +198,8 @@ def test_batch_keeps_order_and_matches_single_scoring():
 # -- real data ------------------------------------------------------------------------------
 
 
-def _cruxeval() -> list[dict[str, Any]]:
-    path = BENCH / "cruxeval" / "cruxeval.jsonl"
-    if not path.is_file():
-        pytest.skip(f"CRUXEval not found at {path}")
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-def test_cruxeval_gold_outputs_score_one_and_neighbours_do_not():
-    records = _cruxeval()
+def test_cruxeval_gold_outputs_score_one_and_neighbours_do_not(cruxeval_records):
+    records = cruxeval_records
     items, good, bad = [], [], []
     for rec in records:
         item = {
@@ -228,8 +221,8 @@ def test_cruxeval_gold_outputs_score_one_and_neighbours_do_not():
     assert all(r.reward == 0.0 for r in score_batch(items, bad))
 
 
-def test_cruxeval_inputs_are_judged_by_running_the_program():
-    records = [r for r in _cruxeval()[:40]]
+def test_cruxeval_inputs_are_judged_by_running_the_program(cruxeval_records):
+    records = cruxeval_records[:40]
     items, completions = [], []
     for rec in records:
         items.append(

@@ -17,7 +17,6 @@ from factory.tasks.prompts import gold_completion
 from factory.tasks.stage import TASKS_SCHEMA, build_items_for_case, run_tasks_stage
 from factory.trace import trace_call
 
-CRUXEVAL = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
 HAND = [
     "def helper(a):\n    return a * 2\n\ndef f(xs):\n    t = 0\n    for x in xs:\n        if x > 1:\n"
     "            t += helper(x)\n    return t\n",
@@ -25,9 +24,8 @@ HAND = [
 ]
 
 
-def traces_rows(n_crux: int = 60) -> list[dict]:
+def traces_rows(crux: list[dict], n_crux: int = 60) -> list[dict]:
     rows = []
-    crux = [json.loads(line) for line in CRUXEVAL.read_text().splitlines()]
     programs = [(r["code"], r["input"]) for r in crux[:n_crux]] + [(HAND[0], "[1, 2, 3]"), (HAND[1], "5")]
     for i, (source, args) in enumerate(programs):
         try:
@@ -58,8 +56,8 @@ def traces_rows(n_crux: int = 60) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def rows() -> list[dict]:
-    return traces_rows()
+def rows(cruxeval_records: list[dict]) -> list[dict]:
+    return traces_rows(cruxeval_records)
 
 
 def write_traces(folder: Path, rows: list[dict]) -> Path:

@@ -4,8 +4,6 @@ every question derived from their traces is well formed."""
 from __future__ import annotations
 
 import ast
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,10 +12,6 @@ from factory.errors import UserError
 from factory.literals import parse_args, strict_equal
 from factory.tasks.questions import questions_from_trace
 from factory.trace.tracer import trace_call
-
-CRUXEVAL = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
-
-pytestmark = pytest.mark.skipif(not CRUXEVAL.exists(), reason="CRUXEval is not available here")
 
 
 def _needs_eval(args: str) -> bool:
@@ -30,11 +24,8 @@ def _needs_eval(args: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def cases() -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in CRUXEVAL.read_text().splitlines() if line.strip()]
-    for row in rows:
-        row["eval_args"] = _needs_eval(row["input"])
-    return rows
+def cases(cruxeval_records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**row, "eval_args": _needs_eval(row["input"])} for row in cruxeval_records]
 
 
 @pytest.fixture(scope="module")
