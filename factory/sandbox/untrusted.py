@@ -1,9 +1,12 @@
 """The sandbox for untrusted code: model-written programs and model-proposed inputs (DESIGN §6).
 
-One fresh process per job (``python -S -s -B -P untrusted_child.py``), in its own session, with
-rlimits, an empty temporary working directory (removed afterwards, also after a kill), a clean
-environment, a seccomp filter where the platform allows it, an audit hook, and a wall-clock
-deadline that the parent enforces with SIGKILL on the process group.
+One process per job, in its own session, with rlimits, an empty temporary working directory
+(removed afterwards, also after a kill), a clean environment, Landlock and a seccomp filter where
+the kernel allows them, an audit hook, and a wall-clock deadline that the parent enforces with
+SIGKILL on the process group. The process is forked by a fork server (``untrusted_fork``: a
+pre-started, pre-imported zygote with a scrubbed environment; about 2 ms of CPU per job instead
+of the 15–27 ms of a fresh interpreter); when the zygote cannot start, a fresh interpreter runs
+``untrusted_child.py`` (``python -S -s -B -P``). Both do the same set-up before the job's code.
 
 Design: the child is a *function server*. It executes the completion's code once, then answers
 call requests ``(name, args, kwargs)`` with the ``repr`` of the result. The unit tests themselves
@@ -21,14 +24,18 @@ that shares its interpreter):
   the test catches exceptions (the proxy raises a ``BaseException`` and marks the test failed).
 - It cannot reach the host through the kernel where seccomp is active (x86_64, aarch64 Linux):
   no sockets, processes, exec, signals to others, ptrace, device nodes or fifos, links, mounts,
-  namespaces, raised limits, writes relative to another directory fd. The audit hook ends the
-  child on writes outside the temporary directory (paths with ``..`` and a working directory
-  outside it are refused too, closing check-then-use races between threads), on reads of other
-  processes' ``/proc`` entries and devices, on ``ctypes`` and on heap introspection (``gc``).
-- Limits: the hook is Python-level; a completion that loads a native module through the import
-  system's internals (``_imp``) can open files the hook never sees (seccomp still holds; without
-  seccomp, on other platforms, such a module could also fork). Root-readable files can be read,
-  but nothing carries their content out: values are only compared here and only built-in
+  namespaces, raised limits, writes relative to another directory fd. Where Landlock is active
+  (Linux ≥ 5.13), the kernel also refuses every file-system change outside the temporary
+  directory (and TCP, and signals out of the job), whatever the job does: ctypes' C types stay
+  reachable after the lockdown (``object.__subclasses__()``) and a function pointer built from a
+  raw address raises no audit event. The audit hook ends the child on writes outside the
+  temporary directory (paths with ``..`` and a working directory outside it are refused too,
+  closing check-then-use races between threads), on reads or listings of other processes'
+  ``/proc`` entries and devices, on ``ctypes`` and on heap introspection (``gc``).
+- Limits: the hook is Python-level; native code (ctypes' surviving C types, a module loaded
+  through ``_imp``) can open files the hook never sees: seccomp and Landlock still hold (without
+  them, on other platforms, such code could write anywhere and fork). Root-readable files can be
+  read, but nothing carries their content out: values are only compared here and only built-in
   exception names are reported. Tests run in this process, so test code must be trusted.
   Semantics differ from a shared namespace in three rare cases: a test that inspects an argument
   the function mutated in place (arguments are copies), a test that uses a module the completion

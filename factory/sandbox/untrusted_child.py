@@ -1,15 +1,18 @@
-"""Bootstrap of one untrusted-code process; run as a script by ``factory.sandbox.untrusted``.
+"""Bootstrap of one untrusted-code process: run as a script by ``factory.sandbox.untrusted``
+(``main``), or called in a job forked by the fork server (``serve``, see ``untrusted_zygote``).
 
 Standard library only (the interpreter runs with ``-S -s -B -P``: no site-packages, no bytecode
 writes, no script directory on ``sys.path``). Order matters; nothing untrusted exists before step 4:
 
 1. rlimits (address space, CPU seconds, processes, file size, open files, no core files);
 2. lockdown through ``ctypes`` (x86_64 and aarch64 Linux, best effort): parent-death signal,
-   ``no_new_privs`` and a seccomp filter refusing sockets, process creation (threads allowed),
-   exec, signals to other processes, ptrace, device nodes, links, namespaces and mounts, raised
-   limits, real-time scheduling and a few dangerous ioctls; then ``ctypes`` is dropped;
+   ``no_new_privs``, Landlock (file-system changes only beneath the temporary directory, no TCP,
+   no signals out of the job; Linux ≥ 5.13) and a seccomp filter refusing sockets, process
+   creation (threads allowed), exec, signals to other processes, ptrace, device nodes, links,
+   namespaces and mounts, raised limits, real-time scheduling and a few dangerous ioctls; then
+   ``ctypes`` is dropped;
 3. an audit hook refusing what seccomp cannot judge by path (writes outside the temporary
-   directory, reads of other processes' ``/proc`` entries) and, again, sockets, processes,
+   directory, reads and listings of other processes' ``/proc`` entries) and, again, sockets, processes,
    signals, ``ctypes`` and introspection that could reach the hook. A refused event ends the
    process at once with ``VIOLATION_EXIT``: nothing to catch, no traceback that leads back here;
 4. the job (code text) is read from the request pipe, executed, and then the process answers
