@@ -148,6 +148,8 @@ class ForkServer:
         if reply[:1] != b"P":
             for fd in fds:
                 os.close(fd)
+            if reply[:1] == b"E":  # the fork failed (no processes or memory left): not the server
+                raise ForkServerError(f"the fork server could not fork: {reply[1:].decode(errors='replace')}")
             self._fail()
             raise ForkServerError("the fork server answered garbage")
         return Job(marshal.loads(reply[1:]), self, fds[0] if fds else None)

@@ -14,7 +14,8 @@ Control messages (a ``SOCK_SEQPACKET`` socket pair: one message each, descriptor
 
 - ``F`` + marshal ``(tmp, (memory_mb, cpu_s, fsize_mb, nofile))`` with two descriptors (the
   job's request read end and response write end): fork a job; answers ``P`` + marshal ``pid``,
-  with a pidfd of the job attached where the kernel has ``pidfd_open``.
+  with a pidfd of the job attached where the kernel has ``pidfd_open``, or ``E`` + the reason
+  when the fork failed.
 - ``W`` + marshal ``pid``: the job's exit code (negative: killed by that signal) or None while it
   runs, answered as ``S`` + marshal; it peeks (``WNOWAIT``) and never reaps.
 - ``R`` + marshal ``pid``: release; the parent is done and has killed the job's process group.
@@ -135,7 +136,11 @@ class Zygote:
     def _handle(self, kind: bytes, body: bytes, fds: list[int]) -> None:
         if kind == b"F" and len(fds) == 2:
             tmp, limits = marshal.loads(body)
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError as exc:  # out of processes or memory: this job fails, not the server
+                self.ctrl.send(b"E" + str(exc).encode()[:200])
+                return
             if pid == 0:
                 self.ctrl.close()
                 _job(fds[0], fds[1], tmp, tuple(limits), os.getppid(), self.lockdown_box)
