@@ -15,7 +15,13 @@ White-box items are real: the programs below are traced here (``sys.settrace``) 
 output, next-line and state questions. Targets (2 cores): ≥ 2,000/s for white-box and output,
 ≥ 100/s for code generation, ≥ 20× the published way overall.
 
+Besides rates, both ways get CPU milliseconds per item (this process, its reaped children and,
+for ours, the sandbox's fork server and the jobs it reaped): on a machine that other jobs load,
+the wall-clock ratio flatters ours (the published way suffers more), the CPU ratio does not.
+``--no-fork-server`` runs ours with a fresh interpreter per sandbox job (the fallback path).
+
     .venv/bin/python bench/rewards_throughput.py [--n 1024] [--baseline-n 128] [--workers N]
+        [--no-fork-server] [--json FILE]
 """
 
 from __future__ import annotations
