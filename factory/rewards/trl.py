@@ -28,7 +28,7 @@ A batch is scored with ``score_batch``: items that run code (input, codegen) run
 ``workers`` sandbox jobs at a time. The default, ``default_workers()``, oversubscribes the cores
 (6 per core, 8 to 64): a job spends much of its wall time waiting (for its fork, for the pipe
 round trip of each call), so more jobs in flight than cores hides that latency. Jobs are forked
-by the sandbox's fork server (about 2 ms of CPU each); with a fresh interpreter per job (the
+by the sandbox's fork server (about 3 ms of CPU each); with a fresh interpreter per job (the
 fallback) code-generation items went from about 55/s with 2 workers to about 100/s with 12.
 Each function keeps ``last_results`` (a ``ScoreResult`` or None per completion) and
 ``last_breakdown`` (per family: ``n``, ``reward``, ``unparsed`` and, for white_box, ``r_io`` and
