@@ -124,7 +124,9 @@ class OlahHub:
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.close()
-                    raise RuntimeError(f"olah did not start: {(root / 'olah.log').read_text()[-2000:]}")
+                    raise RuntimeError(
+                        f"olah did not start: {(root / 'olah.log').read_text()[-2000:]}"
+                    ) from None
                 time.sleep(0.2)
             else:
                 break
@@ -146,7 +148,9 @@ class OlahHub:
         subprocess.run([*git, "add", "-A"], check=True)
         subprocess.run([*git, "commit", "-q", "-m", f"Release {tag}"], check=True)
         subprocess.run([*git, "tag", tag], check=True)
-        return subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+        return subprocess.run(
+            [*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+        ).stdout.strip()
 
     def env(self, home: Path) -> dict[str, str]:
         """Environment for a client process: this endpoint, an empty cache, no token."""

@@ -20,7 +20,9 @@ def assemble(
     plots: Path = typer.Option(Path("data/plots/assemble"), help="Plot data as CSV (DVC plots)."),
     metrics_dir: Path = typer.Option(Path("data/metrics"), help="Stats of the earlier stages, for the card."),
     difficulty_stats: Path = typer.Option(
-        None, "--difficulty-stats", help="Stats JSON of the difficulty stage (its solver and band go in the card)."
+        None,
+        "--difficulty-stats",
+        help="Stats JSON of the difficulty stage (its solver and band go in the card).",
     ),
     lock: Path = typer.Option(Path("dvc.lock"), help="dvc.lock, for the revision of each stage."),
 ) -> None:

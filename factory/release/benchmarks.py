@@ -67,7 +67,12 @@ class BenchmarkIndex:
 
     @classmethod
     def build(
-        cls, specs: list[BenchmarkSpec], n: int, threshold: float, literals: str = "keep", root: Path = Path(".")
+        cls,
+        specs: list[BenchmarkSpec],
+        n: int,
+        threshold: float,
+        literals: str = "keep",
+        root: Path = Path("."),
     ) -> BenchmarkIndex:
         index = cls(n, threshold, literals)
         for spec in specs:

@@ -58,7 +58,15 @@ def _yaml_header(configs: list[ConfigSpec], rows: Mapping[str, Mapping[str, int]
             entry["default"] = True
         entries.append(entry)
     total = sum(sum(r.values()) for r in rows.values())
-    size = "n<1K" if total < 1_000 else "1K<n<10K" if total < 10_000 else "10K<n<100K" if total < 100_000 else "100K<n<1M"
+    size = (
+        "n<1K"
+        if total < 1_000
+        else "1K<n<10K"
+        if total < 10_000
+        else "10K<n<100K"
+        if total < 100_000
+        else "100K<n<1M"
+    )
     header = {
         "pretty_name": "execverify: execution-reasoning items with verifiable answers",
         "license": "mit",
@@ -116,8 +124,21 @@ def render_card(
 
     tiers, families, cells = _tiers_families(summary)
     out.append("\n## Items by tier and family\n\n")
-    body = [[f"tier {t}", *(f"{cells.get((t, f), 0):,}" for f in families), f"{sum(cells.get((t, f), 0) for f in families):,}"] for t in tiers]
-    body.append(["**all**", *(f"{sum(cells.get((t, f), 0) for t in tiers):,}" for f in families), f"{sum(cells.values()):,}"])
+    body = [
+        [
+            f"tier {t}",
+            *(f"{cells.get((t, f), 0):,}" for f in families),
+            f"{sum(cells.get((t, f), 0) for f in families):,}",
+        ]
+        for t in tiers
+    ]
+    body.append(
+        [
+            "**all**",
+            *(f"{sum(cells.get((t, f), 0) for t in tiers):,}" for f in families),
+            f"{sum(cells.values()):,}",
+        ]
+    )
     out.append(_table(["tier", *families, "all"], body))
     out.append("\n![Items by tier and family](assets/counts_by_tier_family.png)\n")
 
@@ -135,13 +156,15 @@ def render_card(
     out.append("\n![Yield per stage](assets/yield_funnel.png)\n")
 
     decon = stats["decontamination"]
+    abstract = prov["params"].get("assemble", {}).get("near_dup_literals") == "abstract"
+    literals = "abstracted" if abstract else "kept"
     out.append("\n## Dedup and decontamination\n\n")
     out.append(
         f"Programs in: {stats['programs']['in']:,}; kept: {stats['programs'].get('kept', 0):,} "
         f"(train {stats['programs_by_split']['train']:,}, test {stats['programs_by_split']['test']:,}). "
         f"Exact duplicates (a `task_id` seen before): {stats['dropped'].get('exact_duplicate', 0):,} items. "
         f"Near duplicates (same AST once identifiers are renamed in order of appearance; literals "
-        f"{'abstracted' if prov['params'].get('assemble', {}).get('near_dup_literals') == 'abstract' else 'kept'}): "
+        f"{literals}): "
         f"{stats['programs'].get('near_duplicate', 0):,} programs.\n\n"
         f"Decontamination: a program is removed when its renamed AST (whole or one function) equals a "
         f"benchmark program's, or when at least {decon['ngram_threshold']:.0%} of its "
@@ -164,7 +187,14 @@ def render_card(
         out.append(
             _table(
                 ["answer type", "output questions", "state questions"],
-                [[f"`{t}`", f"{answers['output_types'].get(t, 0):,}", f"{answers['state_types'].get(t, 0):,}"] for t in types],
+                [
+                    [
+                        f"`{t}`",
+                        f"{answers['output_types'].get(t, 0):,}",
+                        f"{answers['state_types'].get(t, 0):,}",
+                    ]
+                    for t in types
+                ],
             )
         )
         out.append(
@@ -180,7 +210,12 @@ def render_card(
     for source, schema in schemas.items():
         used = [c.name for c in configs if c.source == source and c.name in rows]
         out.append(f"\nConfigs {', '.join(f'`{u}`' for u in used)}:\n\n")
-        out.append(_table(["column", "type", "meaning"], [[f"`{f.name}`", f"`{f.type}`", COLUMNS.get(f.name, "")] for f in schema]))
+        out.append(
+            _table(
+                ["column", "type", "meaning"],
+                [[f"`{f.name}`", f"`{f.type}`", COLUMNS.get(f.name, "")] for f in schema],
+            )
+        )
 
     default = next((c.name for c in configs if c.default), configs[0].name)
     out.append("\n## Load and score\n\n")
@@ -210,7 +245,10 @@ def render_card(
     facts = [
         ["git commit", f"`{prov['git_commit']}`"],
         ["package", f"execverify-factory {prov['factory_version']}"],
-        ["Python", f"{prov['python_implementation']} {prov['python_version']} (the minor version shapes traces)"],
+        [
+            "Python",
+            f"{prov['python_implementation']} {prov['python_version']} (the minor version shapes traces)",
+        ],
         ["Hypothesis", prov["hypothesis_version"]],
         ["grammar hash", f"`{prov['grammar_hash']}`"],
         ["difficulty", solver],
@@ -219,7 +257,9 @@ def render_card(
     if not prov["dvc_stages"]:
         facts.append(["dvc.lock", "not recorded (built outside `dvc repro`)"])
     out.append(_table(["what", "value"], facts))
-    out.append("\nParams (`params.yaml`):\n\n```yaml\n" + yaml.safe_dump(prov["params"], sort_keys=True) + "```\n")
+    out.append(
+        "\nParams (`params.yaml`):\n\n```yaml\n" + yaml.safe_dump(prov["params"], sort_keys=True) + "```\n"
+    )
     return "".join(out)
 
 

@@ -48,5 +48,7 @@ def release_configs(phase1_shares: Mapping[str, float], families: Iterable[str])
         )
     ]
     for family in sorted(families):
-        configs.append(ConfigSpec(family, "tasks", (family,), description=FAMILY_DESCRIPTIONS.get(family, "")))
+        configs.append(
+            ConfigSpec(family, "tasks", (family,), description=FAMILY_DESCRIPTIONS.get(family, ""))
+        )
     return configs

@@ -18,6 +18,7 @@ import hashlib
 import io
 import keyword
 import tokenize
+import warnings
 
 BUILTINS = frozenset(dir(builtins))
 _SKIP = {tokenize.ENCODING, tokenize.ENDMARKER, tokenize.NL, tokenize.COMMENT}
@@ -27,7 +28,10 @@ _MARK = {tokenize.NEWLINE: "<nl>", tokenize.INDENT: "<in>", tokenize.DEDENT: "<d
 def parse(source: str) -> ast.Module | None:
     """The module without docstrings, or None when the source does not parse."""
     try:
-        tree = ast.parse(source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)  # e.g. "\w" in benchmark strings
+            warnings.simplefilter("ignore", DeprecationWarning)
+            tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
     for node in ast.walk(tree):
@@ -47,9 +51,7 @@ def token_stream(tree: ast.Module) -> list[str]:
         if tok.type in _SKIP:
             continue
         text = _MARK.get(tok.type, tok.string)
-        if tok.type == tokenize.NAME and not (
-            keyword.iskeyword(text) or text in BUILTINS or previous == "."
-        ):
+        if tok.type == tokenize.NAME and not (keyword.iskeyword(text) or text in BUILTINS or previous == "."):
             text = "_"
         out.append(text)
         previous = tok.string
@@ -80,6 +82,17 @@ class _Renamer(ast.NodeTransformer):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         node.name = self._new(node.name)
         node.returns = None
+        self.generic_visit(node)
+        return node
+
+    def visit_Global(self, node: ast.Global) -> ast.AST:
+        node.names = [self._new(n) for n in node.names]
+        return node
+
+    visit_Nonlocal = visit_Global  # type: ignore[assignment]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        node.name = self._new(node.name)
         self.generic_visit(node)
         return node
 

@@ -71,7 +71,10 @@ def write_plots(assets_dir: Path, csv_dir: Path | None, summary: dict[str, Any])
     top = max((r["trace_length"] for r in lengths), default=1)
     bins = sorted({round(b) for b in np.geomspace(1, max(top, 2) + 1, 30)})
     ax.hist(
-        [r["trace_length"] for r in lengths], bins=bins, weights=[r["cases"] for r in lengths], edgecolor="white"
+        [r["trace_length"] for r in lengths],
+        bins=bins,
+        weights=[r["cases"] for r in lengths],
+        edgecolor="white",
     )
     ax.set_xscale("log")
     ax.set_xlabel("trace length (line events, log scale)")
@@ -85,7 +88,12 @@ def write_plots(assets_dir: Path, csv_dir: Path | None, summary: dict[str, Any])
     shares = [r["out"] / r["in"] if r["in"] else 0.0 for r in funnel]
     bars = ax.barh([r["stage"] for r in funnel], shares, color="#1f77b4")
     for bar, r in zip(bars, funnel, strict=True):
-        ax.text(bar.get_width() + 0.01, bar.get_y() + bar.get_height() / 2, f"{r['out']:,} of {r['in']:,}", va="center")
+        ax.text(
+            bar.get_width() + 0.01,
+            bar.get_y() + bar.get_height() / 2,
+            f"{r['out']:,} of {r['in']:,}",
+            va="center",
+        )
     ax.invert_yaxis()
     ax.set_xlim(0, 1.3)
     ax.set_xlabel("share kept (each stage in its own unit: programs, cases, items)")

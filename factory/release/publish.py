@@ -51,8 +51,10 @@ def publish_release(
     files = release_files(folder)
     message = f"Release {version} (git {git_commit()})"
     if dry_run:
-        print(f"dry run: would upload {len(files)} files to datasets/{repo_id} "
-              f"({'private' if private else 'public'}), commit {message!r}, tag {version}")
+        print(
+            f"dry run: would upload {len(files)} files to datasets/{repo_id} "
+            f"({'private' if private else 'public'}), commit {message!r}, tag {version}"
+        )
         for path, size in files:
             print(f"  {size:>12,}  {path}")
         print(f"  {sum(s for _, s in files):>12,}  total bytes")

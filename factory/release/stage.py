@@ -122,7 +122,9 @@ def _plan(
     for pid, program in plan.programs.items():
         if program.drop is None and first_of_key[program.key] != pid:
             program.drop = "near_duplicate"
-    candidates: dict[str, dict[str, dict[str, list]]] = {c.name: defaultdict(lambda: defaultdict(list)) for c in configs}
+    candidates: dict[str, dict[str, dict[str, list]]] = {
+        c.name: defaultdict(lambda: defaultdict(list)) for c in configs
+    }
     for where, (family, pid) in families.items():
         program = plan.programs[pid]
         if program.drop is not None:
@@ -130,7 +132,9 @@ def _plan(
             continue
         for config in configs:
             if config.shares and config.source == where[0] and config.wants(family):
-                candidates[config.name][program.split][family].append((unit_hash(f"{where}", config.name), where))
+                candidates[config.name][program.split][family].append(
+                    (unit_hash(f"{where}", config.name), where)
+                )
     for config in configs:
         if config.shares:
             chosen: set = set()
@@ -290,7 +294,9 @@ def _finish_stats(
                 "ngram_threshold": index.threshold,
             },
             "configs": {
-                c.name: {s: counts.rows[c.name].get(s, 0) for s in SPLITS} for c in configs if counts.rows[c.name]
+                c.name: {s: counts.rows[c.name].get(s, 0) for s in SPLITS}
+                for c in configs
+                if counts.rows[c.name]
             },
             "items_by_tier_family": {
                 f"{tier}/{family}": n for (tier, family), n in sorted(counts.tier_family.items(), key=str)
@@ -312,7 +318,14 @@ def _summary(
                     m = json.loads(path.read_text())
                 except json.JSONDecodeError:
                     raise UserError(f"{path}: not valid JSON") from None
-                stages.append({"stage": name, "in": m.get("in", 0), "out": m.get("out", 0), "dropped": m.get("dropped", {})})
+                stages.append(
+                    {
+                        "stage": name,
+                        "in": m.get("in", 0),
+                        "out": m.get("out", 0),
+                        "dropped": m.get("dropped", {}),
+                    }
+                )
     own = stats.to_dict()
     stages.append({"stage": "assemble", "in": own["in"], "out": own["out"], "dropped": own["dropped"]})
     lengths = Counter(counts.trace_lengths.values())
