@@ -25,10 +25,20 @@ def assemble(
         help="Stats JSON of the difficulty stage (its solver and band go in the card).",
     ),
     lock: Path = typer.Option(Path("dvc.lock"), help="dvc.lock, for the revision of each stage."),
+    extra_input: list[str] = typer.Option(
+        [], "--extra-input", help="NAME=DIR: another items folder, read by the config of that name."
+    ),
 ) -> None:
     """Dedup, decontaminate, split by program and write the configs and the dataset card."""
+    from factory.errors import UserError
     from factory.release.stage import run_assemble_stage
 
+    extra = {}
+    for spec in extra_input:
+        name, sep, folder = spec.partition("=")
+        if not sep or not name or not folder:
+            raise UserError(f"--extra-input {spec!r}: expected NAME=DIR")
+        extra[name] = Path(folder)
     p = load_params(params)
     run_assemble_stage(
         tasks,
@@ -40,6 +50,7 @@ def assemble(
         plots_dir=plots,
         difficulty_stats=difficulty_stats,
         lock_path=lock,
+        extra_inputs=extra,
     ).print_summary()
 
 

@@ -1,14 +1,21 @@
 """The configs of a release, as a table: which input each reads and which of its rows it keeps.
 
-To add a config, add a row. ``phase2`` (code generation, DESIGN §9) is one row over an extra input
-folder of ``codegen`` items: pass ``inputs={"tasks": ..., "codegen": DIR}`` to the stage and add
-``ConfigSpec("phase2", "codegen", ("codegen",), description=...)`` in ``release_configs``.
+The tasks input gives ``phase1`` and one config per family. A config over another input folder is
+one entry of ``EXTRA_CONFIGS``, keyed by the input's name; the folder comes with
+``execverify assemble --extra-input NAME=DIR``. ``phase2`` (code generation, DESIGN §9) is::
+
+    EXTRA_CONFIGS["codegen"] = ConfigSpec("phase2", "codegen", ("codegen",), description=...)
+
+with ``--extra-input codegen=data/codegen`` (rows need ``task_id``, ``family``, ``source``; any
+other columns, e.g. ``tests`` and ``entry``, are published as they are).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+
+from factory.errors import UserError
 
 FAMILY_DESCRIPTIONS = {
     "white_box": "the output question, then next-line and state questions about one run",
@@ -34,8 +41,15 @@ class ConfigSpec:
         return family in self.families
 
 
-def release_configs(phase1_shares: Mapping[str, float], families: Iterable[str]) -> list[ConfigSpec]:
-    """``phase1`` (the RL mix) first, then one config per family present in the tasks input."""
+#: Configs over extra input folders, by input name.
+EXTRA_CONFIGS: dict[str, ConfigSpec] = {}
+
+
+def release_configs(
+    phase1_shares: Mapping[str, float], families: Iterable[str], extra_inputs: Iterable[str] = ()
+) -> list[ConfigSpec]:
+    """``phase1`` (the RL mix) first, one config per family present in the tasks input, then the
+    configs of the extra inputs."""
     mix = ", ".join(f"{f} {s:.0%}" for f, s in phase1_shares.items())
     configs = [
         ConfigSpec(
@@ -51,4 +65,9 @@ def release_configs(phase1_shares: Mapping[str, float], families: Iterable[str])
         configs.append(
             ConfigSpec(family, "tasks", (family,), description=FAMILY_DESCRIPTIONS.get(family, ""))
         )
+    for name in extra_inputs:
+        if name not in EXTRA_CONFIGS:
+            known = ", ".join(sorted(EXTRA_CONFIGS)) or "none"
+            raise UserError(f"--extra-input {name}: no config reads an input of that name (known: {known})")
+        configs.append(EXTRA_CONFIGS[name])
     return configs

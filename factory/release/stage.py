@@ -192,6 +192,8 @@ def run_assemble_stage(
     extra_inputs: dict[str, str | Path] | None = None,
 ) -> StageStats:
     """Assemble the release folder ``out_dir`` from the tasks table ``tasks_dir``."""
+    if "tasks" in (extra_inputs or {}):
+        raise UserError("--extra-input tasks: the name 'tasks' is the main input (--tasks)")
     inputs = {"tasks": Path(tasks_dir), **{k: Path(v) for k, v in (extra_inputs or {}).items()}}
     schemas = {name: _schema(d) for name, d in inputs.items()}
     difficulty = difficulty_provenance(Path(difficulty_stats) if difficulty_stats else None)
@@ -200,7 +202,7 @@ def run_assemble_stage(
     )
     total = sum(count_rows(d) for d in inputs.values())
     families = sorted({f for b in _batches(inputs["tasks"], ["family"]) for f in (r["family"] for r in b)})
-    configs = release_configs(params.phase1, families)
+    configs = release_configs(params.phase1, families, [n for n in inputs if n != "tasks"])
     plan = _plan(inputs, configs, params, index, total)
 
     stats = StageStats("assemble")

@@ -233,3 +233,47 @@ def test_params_validation() -> None:
         AssembleParams(near_dup_literals="drop")
     assert AssembleParams().test_share == 0.1
     shutil.which("git")  # the card's commit comes from git (see provenance)
+
+
+def test_an_extra_config_over_another_input_is_one_table_entry(
+    small_tasks: Path, tmp_path: Path, assemble, shard, monkeypatch, execverify: str
+) -> None:
+    """How phase2 will come: codegen items in their own folder, one EXTRA_CONFIGS entry."""
+    import gzip
+
+    from factory.release import configs
+
+    humaneval = json.loads(gzip.open("../shared/benchmarks/humaneval/HumanEval.jsonl.gz", "rt").readline())
+    ours = read_table(small_tasks).to_pylist()[:40:4]
+    rows = [
+        {"task_id": f"cg{i}", "family": "codegen", "prompt": "Write f.", "source": r["source"],
+         "entry": r["entry"], "tests": [f"assert {r['entry']}({r['args']}) == {r['output_repr']}"]}
+        for i, r in enumerate(ours)
+    ]  # fmt: skip
+    rows.append(
+        {**rows[0], "task_id": "cg-he", "source": humaneval["prompt"] + humaneval["canonical_solution"]}
+    )
+    schema = pa.schema(
+        [("task_id", pa.string()), ("family", pa.string()), ("prompt", pa.string()), ("source", pa.string()),
+         ("entry", pa.string()), ("tests", pa.list_(pa.string()))]
+    )  # fmt: skip
+    (tmp_path / "codegen").mkdir()
+    shard(rows, tmp_path / "codegen" / "part-00000.parquet", schema)
+    monkeypatch.setitem(
+        configs.EXTRA_CONFIGS, "codegen", configs.ConfigSpec("phase2", "codegen", ("codegen",))
+    )
+    stats = assemble(small_tasks, tmp_path / "out", extra_inputs={"codegen": tmp_path / "codegen"})
+    assert stats["decontamination"]["programs_removed"]["humaneval"]["ast"] == 1
+    card = (tmp_path / "out" / "release" / "README.md").read_text()
+    assert "config_name: phase2" in card and "| `tests` | `list<element: string>` |" in card
+    ds = _load(tmp_path / "out" / "release", "phase2", tmp_path / "cache")
+    loaded = [r for split in ds.values() for r in split]
+    assert sorted(r["task_id"] for r in loaded) == sorted(r["task_id"] for r in rows[:-1])
+    assert all(isinstance(r["tests"], list) and r["tests"][0].startswith("assert ") for r in loaded)
+    # without a config for it, an extra input is a one-line error
+    proc = subprocess.run(
+        [execverify, "assemble", "--tasks", str(small_tasks), "--extra-input", f"codegen={tmp_path}/codegen",
+         "--out", str(tmp_path / "x"), "--stats", str(tmp_path / "x.json"), "--plots", str(tmp_path / "xp")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    _one_line_exit_2(proc, "no config reads an input of that name")
