@@ -156,7 +156,9 @@ class OlahHub:
         """Environment for a client process: this endpoint, an empty cache, no token."""
         import os
 
-        keep = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE"))}
+        # another test may have set TRANSFORMERS_OFFLINE or HF_*_OFFLINE in this process: drop them
+        drop = ("HF_", "HUGGINGFACE", "TRANSFORMERS_OFFLINE")
+        keep = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
         return {**keep, "HF_ENDPOINT": self.endpoint, "HF_HOME": str(home), "HF_HUB_DISABLE_TELEMETRY": "1"}
 
     def close(self) -> None:

@@ -15,6 +15,7 @@ The release folder appears atomically; same input and params give byte-identical
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -96,7 +97,7 @@ def _plan(
     plan = _Plan()
     seen: set[str] = set()
     first_of_key: dict[str, str] = {}
-    families: dict[tuple[str, int], tuple[str, str]] = {}  # row -> (family, program_id)
+    families: dict[tuple[str, int], tuple[str, str, str]] = {}  # row -> (family, program_id, task_id)
     with progress("assemble: dedup and decontaminate", total) as advance:
         for name, in_dir in inputs.items():
             columns = [c for c in PASS1_COLUMNS if c in _schema(in_dir).names]
@@ -117,7 +118,7 @@ def _plan(
                             first = first_of_key.get(program.key)
                             if first is None or pid < first:
                                 first_of_key[program.key] = pid
-                    families[where] = (row["family"], pid)
+                    families[where] = (row["family"], pid, row["task_id"])
                 advance(len(batch))
     for pid, program in plan.programs.items():
         if program.drop is None and first_of_key[program.key] != pid:
@@ -125,16 +126,15 @@ def _plan(
     candidates: dict[str, dict[str, dict[str, list]]] = {
         c.name: defaultdict(lambda: defaultdict(list)) for c in configs
     }
-    for where, (family, pid) in families.items():
+    for where, (family, pid, tid) in families.items():
         program = plan.programs[pid]
         if program.drop is not None:
             plan.row_drop[where] = program.drop
             continue
         for config in configs:
             if config.shares and config.source == where[0] and config.wants(family):
-                candidates[config.name][program.split][family].append(
-                    (unit_hash(f"{where}", config.name), where)
-                )
+                # by a hash of the item, so the choice does not depend on the order of the rows
+                candidates[config.name][program.split][family].append((unit_hash(tid, config.name), where))
     for config in configs:
         if config.shares:
             chosen: set = set()
@@ -257,8 +257,6 @@ def run_assemble_stage(
     except BaseException:
         for writer in writers.values():
             writer.abort()
-        import shutil
-
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     stats.write(stats_path)

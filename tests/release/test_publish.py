@@ -19,7 +19,8 @@ import pytest
 @pytest.fixture
 def publish(execverify: str, release: dict, tmp_path: Path):
     def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE"))}
+        drop = ("HF_", "HUGGINGFACE", "TRANSFORMERS_OFFLINE")
+        base = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
         base["HF_HOME"] = str(tmp_path / "hf")  # no stored login
         return subprocess.run(
             [execverify, "publish", "--folder", str(release["dir"]), *args],
