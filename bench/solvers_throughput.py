@@ -53,7 +53,8 @@ def bench_difficulty(tasks: int, max_tokens: int, n: int = 4) -> None:
     print(f"{'difficulty stage':<22} {'seconds':>8} {'tasks/min':>10} {'samples/s':>10} {'passes':>7}")
     for label, secs, passes in rows:
         print(f"{label:<22} {secs:8.2f} {60 * tasks / secs:10.1f} {tasks * n / secs:10.2f} {passes:7d}")
-    print(f"generated tokens/s (first run): {tokens / rows[0][1]:.1f} ({tokens} tokens, {tasks} tasks x n={n})")
+    rate = tokens / rows[0][1]
+    print(f"generated tokens/s (first run): {rate:.1f} ({tokens} tokens, {tasks} tasks x n={n})")
     print(f"ratio rerun/first-run speed: {rows[0][1] / rows[1][1]:.0f}x")
 
 
@@ -83,10 +84,12 @@ def bench_client(requests: int, concurrency: int = 64) -> None:
         t0 = time.monotonic()
         solver.generate([f"p{i}" for i in range(requests)], 1, 1.0, 1.0, 8, 0)
         ours = time.monotonic() - t0
-    print(f"{'client, ' + str(concurrency) + ' in flight':<22} {'seconds':>8} {'req/s':>8} {'ms/request':>11}")
+    head = f"client, {concurrency} in flight"
+    print(f"{head:<22} {'seconds':>8} {'req/s':>8} {'ms/request':>11}")
     for label, secs in (("plain httpx (floor)", plain), ("OpenAISolver", ours)):
         print(f"{label:<22} {secs:8.2f} {requests / secs:8.0f} {1000 * secs / requests:11.2f}")
-    print(f"overhead per request over the floor: {1000 * (ours - plain) / requests:.2f} ms (ratio {ours / plain:.2f}x)")
+    extra_ms = 1000 * (ours - plain) / requests
+    print(f"overhead per request over the floor: {extra_ms:.2f} ms (ratio {ours / plain:.2f}x)")
 
 
 def main() -> None:
