@@ -150,6 +150,25 @@ class DifficultyParams(SolverParams):
             raise ValueError(f"max_pass ({self.max_pass}) must not exceed n ({self.n})")
 
 
+class SftParams(SolverParams):
+    """The optional sft stage: a teacher's right responses to output / input tasks."""
+
+    enabled: bool = False
+    n: int = Field(4, ge=1, le=1000, description="teacher samples per task")
+    per_task: int = Field(1, ge=1, description="right responses kept per task (at most)")
+    families: list[str] = ["output", "input"]
+    limit: int = Field(0, ge=0, description="ask about the first `limit` tasks of those families (0: all)")
+    chunk: int = Field(256, ge=1)
+    rows_per_shard: int = Field(50_000, ge=100)
+
+    @field_validator("families")
+    @classmethod
+    def _families(cls, v: list[str]) -> list[str]:
+        if not v or any(f not in ("output", "input") for f in v) or len(set(v)) != len(v):
+            raise ValueError("families must be distinct values among output, input")
+        return v
+
+
 class Params(_Section):
     seed: int = Field(42, ge=0)
     synthesize: SynthesizeParams = SynthesizeParams()
@@ -158,6 +177,7 @@ class Params(_Section):
     trace: TraceParams = TraceParams()
     tasks: TasksParams = TasksParams()
     difficulty: DifficultyParams = DifficultyParams()
+    sft: SftParams = SftParams()
     # Sections of later stages are validated by their own modules.
     model_config = ConfigDict(extra="allow")
 

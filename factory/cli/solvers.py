@@ -42,6 +42,23 @@ def difficulty_stage(
         print(f"difficulty: {summary_line(run)}", file=sys.stderr)
 
 
+@app.command("sft")
+def sft_stage(
+    params: Path = PARAMS,
+    tasks: Path = typer.Option(Path("data/tasks"), help="Tasks from the tasks stage."),
+    out: Path = typer.Option(Path("data/sft"), help="Output folder: chat-format SFT examples."),
+    stats: Path = typer.Option(Path("data/metrics/sft.json"), help="Stats JSON (DVC metrics)."),
+) -> None:
+    """SFT warm-up data: a teacher's responses to output/input tasks, kept when judged right."""
+    from factory.sft import run_sft_stage
+
+    p = load_params(params)
+    result = run_sft_stage(tasks, out, stats, p.sft, p.seed)
+    result.print_summary()
+    if not p.sft.enabled:
+        Console(stderr=True).print(f"[bold yellow]{result.extra['notice']}[/]")
+
+
 @app.command("eval")
 def eval_command(
     benchmark: Annotated[str, typer.Option("--benchmark", help="cruxeval-o, cruxeval-i or release.")],
