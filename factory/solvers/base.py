@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Protocol, runtime_checkable
@@ -47,9 +48,27 @@ class Solver(Protocol):
         ...
 
 
-def check_n(prompts: Sequence[str], n: int) -> None:
-    """Validate the arguments every backend shares."""
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
-    if isinstance(prompts, str):
-        raise TypeError("prompts must be a sequence of strings, not one string")
+class BaseSolver(ABC):
+    """What every backend shares: argument checks, then ``_generate`` with validated sampling."""
+
+    model_id: str
+
+    def generate(
+        self,
+        prompts: Sequence[str],
+        n: int,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        max_tokens: int = 256,
+        seed: int = 0,
+    ) -> list[list[str]]:
+        """``n`` completions for each prompt, in prompt order."""
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        if isinstance(prompts, str):
+            raise TypeError("prompts must be a sequence of strings, not one string")
+        return self._generate(list(prompts), n, Sampling(temperature, top_p, max_tokens, seed))
+
+    @abstractmethod
+    def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
+        """The backend's own generation; ``prompts`` and ``sampling`` are already checked."""

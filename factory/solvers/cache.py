@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from factory.progress import progress
-from factory.solvers.base import Sampling, Solver, check_n
+from factory.solvers.base import BaseSolver, Sampling, Solver
 
 
 def default_cache_dir() -> Path:
@@ -67,7 +67,7 @@ class ResponseCache:
         self._db.close()
 
 
-class CachedSolver:
+class CachedSolver(BaseSolver):
     """A solver that answers from the cache and asks the backend only for what is missing.
 
     ``backend`` is a solver, or a function that builds one (with ``model_id`` given): then the
@@ -100,18 +100,8 @@ class CachedSolver:
         self.prompts_asked = 0
         self.cache_hits = 0
 
-    def generate(
-        self,
-        prompts: Sequence[str],
-        n: int,
-        temperature: float = 1.0,
-        top_p: float = 1.0,
-        max_tokens: int = 256,
-        seed: int = 0,
-    ) -> list[list[str]]:
+    def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
         """``n`` completions per prompt, from the cache where present."""
-        check_n(prompts, n)
-        sampling = Sampling(temperature, top_p, max_tokens, seed)
         unique = list(dict.fromkeys(prompts))
         keys = {p: [response_key(self.model_id, p, sampling, i) for i in range(n)] for p in unique}
         known = self.cache.get_many([k for ks in keys.values() for k in ks])
@@ -121,7 +111,7 @@ class CachedSolver:
             with progress(f"{self.label} ({self.model_id})", len(missing)) as advance:
                 for start in range(0, len(missing), self.chunk):
                     batch = missing[start : start + self.chunk]
-                    texts = self.backend.generate(batch, n, temperature, top_p, max_tokens, seed)
+                    texts = self.backend.generate(batch, n, **sampling.to_dict())
                     self.model_calls += 1
                     self.prompts_asked += len(batch)
                     new = []

@@ -11,11 +11,10 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-from collections.abc import Sequence
 from typing import Any
 
 from factory.errors import UserError
-from factory.solvers.base import Sampling, check_n
+from factory.solvers.base import BaseSolver, Sampling
 
 ENDPOINTS = ("chat", "completions")
 
@@ -24,7 +23,7 @@ class SolverRequestError(RuntimeError):
     """A request failed after every retry, or a server keeps returning no choices."""
 
 
-class OpenAISolver:
+class OpenAISolver(BaseSolver):
     """A model behind an OpenAI-compatible endpoint."""
 
     def __init__(
@@ -66,19 +65,8 @@ class OpenAISolver:
         self.requests = 0  # HTTP requests sent (retries and re-asks included)
         self.retries = 0
 
-    def generate(
-        self,
-        prompts: Sequence[str],
-        n: int,
-        temperature: float = 1.0,
-        top_p: float = 1.0,
-        max_tokens: int = 256,
-        seed: int = 0,
-    ) -> list[list[str]]:
-        """``n`` completions per prompt, asked concurrently."""
-        check_n(prompts, n)
-        sampling = Sampling(temperature, top_p, max_tokens, seed)
-        return asyncio.run(self._generate_all(list(prompts), n, sampling))
+    def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
+        return asyncio.run(self._generate_all(prompts, n, sampling))
 
     async def _generate_all(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
         # max_retries=0: retries are ours (counted, with our backoff), not the client's.

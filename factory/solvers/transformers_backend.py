@@ -9,15 +9,14 @@ seed give the same texts (one seed per batch, batches in prompt order).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from factory.errors import UserError
-from factory.solvers.base import Sampling, check_n
+from factory.solvers.base import BaseSolver, Sampling
 from factory.solvers.embedded import EMBEDDED, EMBEDDED_ID, ensure_converted
 
 
-class TransformersSolver:
+class TransformersSolver(BaseSolver):
     """A causal LM loaded with transformers; ``batch_size`` prompts per ``generate`` call."""
 
     def __init__(self, model: str | None = None, device: str = "auto", batch_size: int = 4):
@@ -54,22 +53,14 @@ class TransformersSolver:
             return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return prompt
 
-    def generate(
-        self,
-        prompts: Sequence[str],
-        n: int,
-        temperature: float = 1.0,
-        top_p: float = 1.0,
-        max_tokens: int = 256,
-        seed: int = 0,
-    ) -> list[list[str]]:
+    def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
         """``n`` completions per prompt (greedy when temperature is 0)."""
-        check_n(prompts, n)
-        Sampling(temperature, top_p, max_tokens, seed)  # validates
         out: list[list[str]] = []
         for start in range(0, len(prompts), self.batch_size):
             batch = [self._render(p) for p in prompts[start : start + self.batch_size]]
-            out += self._generate_batch(batch, n, temperature, top_p, max_tokens, seed + start)
+            out += self._generate_batch(
+                batch, n, sampling.temperature, sampling.top_p, sampling.max_tokens, sampling.seed + start
+            )
         return out
 
     def _generate_batch(

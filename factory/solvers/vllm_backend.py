@@ -7,11 +7,10 @@ so that it can be checked where vllm cannot run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from factory.errors import UserError
-from factory.solvers.base import Sampling, check_n
+from factory.solvers.base import BaseSolver, Sampling
 
 
 def sampling_kwargs(n: int, sampling: Sampling) -> dict[str, Any]:
@@ -25,7 +24,7 @@ def sampling_kwargs(n: int, sampling: Sampling) -> dict[str, Any]:
     }
 
 
-class VLLMSolver:
+class VLLMSolver(BaseSolver):
     """A model in vLLM's offline engine; prompts go through the tokenizer's chat template."""
 
     def __init__(self, model: str, engine_kwargs: dict[str, Any] | None = None):
@@ -41,20 +40,9 @@ class VLLMSolver:
         self.model_id = model
         self.llm = vllm.LLM(model=model, **(engine_kwargs or {}))
 
-    def generate(
-        self,
-        prompts: Sequence[str],
-        n: int,
-        temperature: float = 1.0,
-        top_p: float = 1.0,
-        max_tokens: int = 256,
-        seed: int = 0,
-    ) -> list[list[str]]:
+    def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
         """``n`` completions per prompt in one engine call (vLLM batches and schedules)."""
-        check_n(prompts, n)
-        params = self._vllm.SamplingParams(
-            **sampling_kwargs(n, Sampling(temperature, top_p, max_tokens, seed))
-        )
+        params = self._vllm.SamplingParams(**sampling_kwargs(n, sampling))
         conversations = [[{"role": "user", "content": p}] for p in prompts]
         outputs = self.llm.chat(conversations, params, use_tqdm=True)
         return [[c.text for c in out.outputs] for out in outputs]
