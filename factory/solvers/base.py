@@ -5,7 +5,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -29,27 +28,10 @@ class Sampling:
         return asdict(self)
 
 
-@runtime_checkable
-class Solver(Protocol):
-    """A model that answers prompts. ``model_id`` names the model in cache keys and metadata."""
-
-    model_id: str
-
-    def generate(
-        self,
-        prompts: Sequence[str],
-        n: int,
-        temperature: float = 1.0,
-        top_p: float = 1.0,
-        max_tokens: int = 256,
-        seed: int = 0,
-    ) -> list[list[str]]:
-        """``n`` completions for each prompt, in prompt order."""
-        ...
-
-
 class BaseSolver(ABC):
-    """What every backend shares: argument checks, then ``_generate`` with validated sampling."""
+    """A model that answers prompts; every backend (and the cache) is one. ``model_id`` names
+    the model in cache keys and metadata; ``generate`` checks the arguments once and calls
+    ``_generate`` with validated sampling params."""
 
     model_id: str
 
@@ -72,3 +54,6 @@ class BaseSolver(ABC):
     @abstractmethod
     def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
         """The backend's own generation; ``prompts`` and ``sampling`` are already checked."""
+
+
+Solver = BaseSolver

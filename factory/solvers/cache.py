@@ -84,7 +84,7 @@ class CachedSolver(BaseSolver):
         label: str = "solver",
         model_id: str | None = None,
     ):
-        if isinstance(backend, Solver):
+        if isinstance(backend, BaseSolver):
             self._backend: Solver | None = backend
             self._factory = None
             model_id = model_id or backend.model_id

@@ -12,6 +12,7 @@ import pytest
 
 from factory.evaluate import evaluate, load_benchmark, pass_at_k
 from factory.io import read_table
+from factory.solvers.base import BaseSolver
 from factory.tasks.prompts import gold_completion
 from tests.solvers.helpers import ScriptedSolver, cruxeval_task_rows, write_tasks
 
@@ -48,10 +49,10 @@ def test_gold_answers_score_one_and_garbage_counts_as_unparsed(cruxeval_path) ->
 def test_a_wrong_answer_is_wrong_not_unparsed(cruxeval_path) -> None:
     items, _ = load_benchmark("cruxeval-o", cruxeval_path, limit=1)
 
-    class WrongDouble:  # a TEST DOUBLE: a well-formed but wrong answer
+    class WrongDouble(BaseSolver):  # a TEST DOUBLE: a well-formed but wrong answer
         model_id = "wrong-test-double"
 
-        def generate(self, prompts, n, *args):
+        def _generate(self, prompts, n, sampling):
             return [
                 ["<answer>\nassert f(" + items[0]["args"] + ") == 'not it'\n</answer>"] * n for _ in prompts
             ]
@@ -118,10 +119,10 @@ def test_chain_counts_links_up_to_the_first_broken_one(cruxeval_traced) -> None:
     gold[start + nl] = "this line is not in the program"
     broken = "\n".join(gold)
 
-    class ChainDouble:  # a TEST DOUBLE: gold for coverage, a broken next_line for the white-box item
+    class ChainDouble(BaseSolver):  # a TEST DOUBLE: gold coverage, a broken next_line in the white-box item
         model_id = "chain-test-double"
 
-        def generate(self, prompts, n, *args):
+        def _generate(self, prompts, n, sampling):
             return [
                 [
                     broken

@@ -4,6 +4,7 @@ client's failure paths: 429 and 500 replies, slow replies, fewer choices than as
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -31,6 +32,14 @@ class FakeOpenAI:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real servers do
+
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in two writes: without NODELAY, Nagle's algorithm and
+                # the client's delayed ACK stall every reply by ~40 ms.
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 
@@ -93,10 +102,15 @@ class FakeOpenAI:
         return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # 64+ clients connect at once (the default backlog is 5)
+
+
 @contextmanager
 def serve(fake: FakeOpenAI) -> Iterator[str]:
     """Run ``fake`` on a free port of 127.0.0.1; yields the base URL; always shuts down."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), fake.handler())
+    server = _Server(("127.0.0.1", 0), fake.handler())
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -8,6 +8,7 @@ from typing import Any
 
 from factory.io import ShardWriter
 from factory.params import TasksParams
+from factory.solvers.base import BaseSolver, Sampling
 from factory.tasks.items import build_items_for_case
 from factory.tasks.prompts import gold_completion
 from factory.tasks.stage import TASKS_SCHEMA
@@ -31,7 +32,7 @@ def write_tasks(rows: list[dict[str, Any]], folder: Path) -> Path:
     return folder
 
 
-class ScriptedSolver:
+class ScriptedSolver(BaseSolver):
     """A TEST DOUBLE, not a model: answers a prompt with the gold completion for the first
     ``right(prompt)`` samples and with unparseable text for the rest; counts its calls."""
 
@@ -43,7 +44,7 @@ class ScriptedSolver:
         self.calls = 0
         self.prompts: list[str] = []
 
-    def generate(self, prompts, n, temperature=1.0, top_p=1.0, max_tokens=256, seed=0):
+    def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
         self.calls += 1
         self.prompts += list(prompts)
         return [[self.gold[p] if i < self.right(p) else "I do not know." for i in range(n)] for p in prompts]

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from factory.solvers import CachedSolver, ResponseCache, make_solver
-from factory.solvers.base import Sampling
+from factory.solvers.base import BaseSolver, Sampling
 
 
-class CountingSolver:
+class CountingSolver(BaseSolver):
     """A TEST DOUBLE: deterministic texts that name the prompt, the sample and the params."""
 
     model_id = "counting-test-double"
@@ -18,9 +18,10 @@ class CountingSolver:
     def __init__(self) -> None:
         self.calls: list[list[str]] = []
 
-    def generate(self, prompts, n, temperature=1.0, top_p=1.0, max_tokens=256, seed=0):
+    def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
         self.calls.append(list(prompts))
-        return [[f"{p}|{i}|{temperature}|{seed}|call{len(self.calls)}" for i in range(n)] for p in prompts]
+        t, seed = sampling.temperature, sampling.seed
+        return [[f"{p}|{i}|{t}|{seed}|call{len(self.calls)}" for i in range(n)] for p in prompts]
 
 
 def test_second_run_asks_nothing_and_returns_the_same(tmp_path: Path) -> None:
