@@ -36,10 +36,10 @@ from tests.solvers.fake_openai_server import FakeOpenAI, serve  # noqa: E402
 CRUXEVAL = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
 
 
-def bench_difficulty(tasks: int, max_tokens: int, n: int = 4) -> None:
+def bench_difficulty(tasks: int, max_tokens: int, threads: int, n: int = 4) -> None:
     items, _ = load_benchmark("cruxeval-o", CRUXEVAL, limit=tasks)
     start = time.monotonic()
-    backend = TransformersSolver("embedded", device="cpu", batch_size=4)
+    backend = TransformersSolver("embedded", device="cpu", batch_size=4, threads=threads)
     load_s = time.monotonic() - start
     with tempfile.TemporaryDirectory() as tmp:
         solver = CachedSolver(backend, ResponseCache(Path(tmp) / "c.sqlite"))
@@ -101,11 +101,12 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=6)
     ap.add_argument("--max-tokens", type=int, default=32)
     ap.add_argument("--requests", type=int, default=1024)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (0: torch's default)")
     ap.add_argument("--part", choices=("both", "model", "client"), default="both")
     args = ap.parse_args()
     print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
     if args.part in ("both", "model"):
-        bench_difficulty(args.tasks, args.max_tokens)
+        bench_difficulty(args.tasks, args.max_tokens, args.threads)
     if args.part in ("both", "client"):
         bench_client(args.requests)
 

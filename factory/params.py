@@ -101,6 +101,7 @@ class SolverParams(_Section):
     timeout_s: float = Field(300.0, gt=0)
     max_retries: int = Field(5, ge=0, le=100)
     batch_size: int = Field(4, ge=1, le=4096, description="transformers: prompts per generate call")
+    threads: int = Field(1, ge=0, le=1024, description="transformers on CPU: torch threads (0: default)")
     cache: str = Field("", description="response cache (sqlite); empty: the user cache directory")
 
     @field_validator("solver")
@@ -128,7 +129,7 @@ class SolverParams(_Section):
                 "max_retries": self.max_retries,
             }
         if self.solver == "transformers":
-            return {"batch_size": self.batch_size}
+            return {"batch_size": self.batch_size, "threads": self.threads}
         return {}
 
 

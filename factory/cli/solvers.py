@@ -80,6 +80,7 @@ def eval_command(
     base_url: Annotated[str | None, typer.Option("--base-url", help="openai: the server.")] = None,
     endpoint: Annotated[str, typer.Option("--endpoint", help="openai: chat or completions.")] = "chat",
     concurrency: Annotated[int, typer.Option("--concurrency", help="openai: requests in flight.")] = 16,
+    threads: Annotated[int, typer.Option("--threads", help="transformers on CPU: torch threads.")] = 1,
     cache: Annotated[str, typer.Option("--cache", help="Response cache (sqlite); default: user cache.")] = "",
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
@@ -103,6 +104,7 @@ def eval_command(
             "base_url": base_url,
             "endpoint": endpoint,
             "concurrency": concurrency,
+            "threads": threads,
             "cache": cache,
         },
         "eval",

@@ -39,7 +39,8 @@ def transformers_server(embedded_dir: Path) -> Iterator[str]:
     if exe is None:
         pytest.fail("the `transformers` CLI is missing: pip install -e '.[solvers]'")
     port = _free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    # One torch thread: several threads that wait for each other are far slower on a busy CPU.
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     cmd = [exe, "serve", str(embedded_dir), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
     log = open(embedded_dir.parent / f"serve-{port}.log", "w")  # noqa: SIM115 (closed below)
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

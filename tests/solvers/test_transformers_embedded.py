@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow  # a real model generating on a shared 2-core CPU
 
 @pytest.fixture(scope="module")
 def smol(embedded_dir) -> TransformersSolver:
-    return TransformersSolver("embedded", device="cpu", batch_size=2)
+    return TransformersSolver("embedded", device="cpu", batch_size=2, threads=1)
 
 
 def test_conversion_is_cached_and_loads_fast(embedded_dir) -> None:
