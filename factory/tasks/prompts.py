@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from factory.tasks.questions import line_text
+from factory.trace.source import program_nodes
 
 Question = Mapping[str, Any]
 
@@ -153,15 +154,16 @@ def has_multiline_statement(source: str) -> bool:
     """Whether a statement spans several lines (its header, for a compound statement); the
     prompt then says how such statements are numbered."""
     try:
-        tree = ast.parse(source)
+        nodes = program_nodes(source)
     except SyntaxError:
         return False
-    for node in ast.walk(tree):
+    for node in nodes:
         if not isinstance(node, ast.stmt) or isinstance(node, _DEFINITIONS):
             continue
-        for name, value in ast.iter_fields(node):
+        for name in node._fields:
             if name in _BLOCKS:
                 continue
+            value = getattr(node, name, None)
             for child in value if isinstance(value, list) else [value]:
                 end = getattr(child, "end_lineno", None)
                 if end is not None and end > node.lineno:

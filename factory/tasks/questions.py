@@ -16,6 +16,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from factory.trace.source import child_nodes, program_nodes, walk
+
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 _KINDS = {
     ast.If: "if",
@@ -79,12 +81,15 @@ def statement_lines(source: str) -> dict[int, StatementLine]:
 
 @functools.lru_cache(maxsize=256)
 def _statement_lines(source: str) -> dict[int, StatementLine]:
-    tree = ast.parse(source)
     found: dict[int, StatementLine] = {}
-    for node in ast.walk(tree):
+    for node in program_nodes(source):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            local_names = _local_names(node)
-            _collect(node.body, node.name, False, local_names, found, first=True)
+            pending: dict[int, dict[str, Any]] = {}
+            local_names = _parameter_names(node)
+            _collect(node.body, node.name, False, found, pending, local_names, first=True)
+            frozen = frozenset(local_names)
+            for line, fields in pending.items():
+                found[line] = StatementLine(line=line, local_names=frozen, **fields)
     return found
 
 
@@ -92,11 +97,14 @@ def _collect(
     block: list[Any],
     func: str,
     conditional: bool,
-    local_names: frozenset[str],
     found: dict[int, StatementLine],
+    pending: dict[int, dict[str, Any]],
+    local_names: list[str],
     *,
     first: bool = False,
 ) -> None:
+    """Describe the statements of ``block`` (and of its nested blocks) into ``pending``, unless
+    their line is described already; add the names they bind to ``local_names``."""
     for index, node in enumerate(block):
         if isinstance(node, _SILENT):
             continue
@@ -115,31 +123,33 @@ def _collect(
             kind = "case"
         else:
             kind = _KINDS.get(type(node), "simple")
-        header = _header_nodes(node)
-        found.setdefault(
-            line,
-            StatementLine(
-                line=line,
-                kind=kind,
-                func=func,
-                conditional=conditional,
-                first_in_function=first,
-                assigns=_assigned(node),
-                names=tuple(dict.fromkeys(_names_read(header))),
-                calls=tuple(dict.fromkeys(_calls(header))),
-                constant=_constant_assignment(node),
-                local_names=local_names,
-            ),
-        )
+        scope = isinstance(node, _SCOPES)
+        new = line not in found and line not in pending
+        walked = _walk_expr(_header_nodes(node)) if new or not scope else []
+        if not scope:
+            # The function's locals are the names stored by its own statements (nested
+            # functions and classes keep theirs).
+            local_names += [n.id for n in walked if type(n) is ast.Name and type(n.ctx) is ast.Store]
+        if new:
+            pending[line] = {
+                "kind": kind,
+                "func": func,
+                "conditional": conditional,
+                "first_in_function": first,
+                "assigns": _assigned(node, walked),
+                "names": tuple(dict.fromkeys(_names_read(walked))),
+                "calls": tuple(dict.fromkeys(_calls(walked))),
+                "constant": _constant_assignment(node),
+            }
         first = False
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if scope:
             continue  # their bodies run in other frames; FunctionDefs are walked on their own
         for name in _BLOCK_FIELDS:
             inner = getattr(node, name, None)
             if inner:
                 # The body of `with` is no branch; everything else may be skipped or repeated.
                 inner_conditional = conditional or not isinstance(node, (ast.With, ast.AsyncWith))
-                _collect(inner, func, inner_conditional, local_names, found)
+                _collect(inner, func, inner_conditional, found, pending, local_names)
 
 
 def _first_line(node: Any) -> int:
@@ -153,13 +163,19 @@ def _header_nodes(node: Any) -> list[ast.AST]:
     """The parts of a statement that run on its own line event (not its body)."""
     if isinstance(node, ast.match_case):
         return [node.pattern] + ([node.guard] if node.guard else [])
-    return [
-        child
-        for name, value in ast.iter_fields(node)
-        if name not in _BLOCK_FIELDS
-        for child in (value if isinstance(value, list) else [value])
-        if isinstance(child, ast.AST)
-    ]
+    out: list[ast.AST] = []
+    for name in node._fields:
+        if name in _BLOCK_FIELDS:
+            continue
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out += [child for child in value if isinstance(child, ast.AST)]
+    return out
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _walk_expr(nodes: list[ast.AST]) -> list[ast.AST]:
@@ -169,25 +185,28 @@ def _walk_expr(nodes: list[ast.AST]) -> list[ast.AST]:
     while stack:
         node = stack.pop()
         out.append(node)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(node, _SCOPES):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack += child_nodes(node)
     return out
 
 
-def _names_read(nodes: list[ast.AST]) -> list[str]:
-    return [n.id for n in _walk_expr(nodes) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+def _names_read(walked: list[ast.AST]) -> list[str]:
+    """Names loaded by the nodes of ``_walk_expr``."""
+    return [n.id for n in walked if type(n) is ast.Name and type(n.ctx) is ast.Load]
 
 
-def _calls(nodes: list[ast.AST]) -> list[str]:
-    return [n.func.id for n in _walk_expr(nodes) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+def _calls(walked: list[ast.AST]) -> list[str]:
+    """Functions called by simple name among the nodes of ``_walk_expr``."""
+    return [n.func.id for n in walked if type(n) is ast.Call and type(n.func) is ast.Name]
 
 
 def _target_names(target: ast.AST) -> list[str]:
-    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return [n.id for n in walk(target) if type(n) is ast.Name]
 
 
-def _assigned(node: Any) -> tuple[str, ...]:
+def _assigned(node: Any, walked: list[ast.AST]) -> tuple[str, ...]:
+    """Names bound by ``node``; ``walked``: the nodes of its header (``_walk_expr``)."""
     names: list[str] = []
     if isinstance(node, ast.Assign):
         for target in node.targets:
@@ -202,10 +221,9 @@ def _assigned(node: Any) -> tuple[str, ...]:
         names.append(node.name)
     elif isinstance(node, ast.ExceptHandler) and node.name:
         names.append(node.name)
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if not isinstance(node, (_SCOPES, ast.match_case)):
         # Walrus targets anywhere in the statement's own expressions.
-        header = _header_nodes(node) if not isinstance(node, ast.match_case) else []
-        names += [n.target.id for n in _walk_expr(header) if isinstance(n, ast.NamedExpr)]
+        names += [n.target.id for n in walked if type(n) is ast.NamedExpr]
     return tuple(dict.fromkeys(names))
 
 
@@ -219,14 +237,11 @@ def _constant_assignment(node: Any) -> bool:
     return False
 
 
-def _local_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+def _parameter_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     args = func.args
     names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
     names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-    for node in _walk_expr(list(func.body)):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.append(node.id)
-    return frozenset(names)
+    return names
 
 
 # ---------------------------------------------------------------------------------------------

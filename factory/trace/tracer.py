@@ -39,6 +39,7 @@ from typing import Any
 
 from factory.errors import UserError
 from factory.literals import parse_args
+from factory.trace.source import parse_program
 
 PROGRAM_FILENAME = "<program>"
 ARGS_FILENAME = "<args>"  # evaluated argument expressions: never traced
@@ -102,7 +103,7 @@ def statement_starts(source: str) -> dict[int, int]:
 @functools.lru_cache(maxsize=1024)
 def _prepare(source: str) -> tuple[CodeType, dict[int, int]]:
     """Compile the program once per source text (traces of many inputs share it)."""
-    tree = ast.parse(source, PROGRAM_FILENAME)
+    tree = parse_program(source)
     starts: dict[int, int] = {}
     for stmt in tree.body:
         _map_statement(stmt, starts)
