@@ -29,7 +29,9 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import hashlib
 import itertools
+import json
 import marshal
 import math
 import re
@@ -38,7 +40,7 @@ from types import CodeType, FrameType
 from typing import Any
 
 from factory.errors import UserError
-from factory.literals import parse_args
+from factory.literals import canonical_repr, parse_args
 from factory.trace.source import parse_program
 
 PROGRAM_FILENAME = "<program>"
@@ -564,6 +566,58 @@ def trace_job(payload: dict[str, Any]) -> dict[str, Any]:
     if result["status"] == "memory":
         result["retire"] = True  # the worker exits after this job: its heap may be fragmented
     return result
+
+
+def trace_digest(trace: dict[str, Any]) -> str:
+    """A digest of a trace's steps and states, equal for two runs exactly when their traces agree
+    under the determinism rule of DESIGN §4: the same steps, and states with the same variable,
+    type and value, values of sets compared as sets (a literal that may hold a set is hashed in
+    ``canonical_repr`` form, set elements sorted); every other value by its repr."""
+    parts = [f"{s['line']}\0{s['func']}" for s in trace["steps"]]
+    parts.append("\1")
+    for state in trace["states"]:
+        text = state["repr"]
+        if state["literal"] and state["type"] in _MAY_HOLD_SETS and "{" in text:
+            try:
+                text = canonical_repr(ast.literal_eval(text))
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                pass
+        parts.append(f"{state['step']}\0{state['var']}\0{state['type']}\0{text}")
+    return hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+_MAY_HOLD_SETS = frozenset({"set", "list", "tuple", "dict"})
+
+
+def trace_digest_job(payload: dict[str, Any]) -> dict[str, Any]:
+    """Job kind ``trace_digest``: ``trace_job`` without the trace, only its ``digest`` (the second
+    hash seed's run of the trace stage; comparing digests is comparing traces)."""
+    result = trace_job(payload)
+    digest = trace_digest(result) if result["status"] == "ok" else None
+    keep = {k: result[k] for k in ("status", "output_repr", "output_type", "error") if k in result}
+    keep["digest"] = digest
+    if result.get("retire"):
+        keep["retire"] = True
+    return keep
+
+
+def trace_row_job(payload: dict[str, Any]) -> dict[str, Any]:
+    """Job kind ``trace_row``: ``trace_job`` with the trace as the trace stage stores it (``trace``:
+    compact JSON of status, output, steps and states), its ``digest``, ``trace_length`` and
+    ``n_states``, instead of the lists (one string crosses the pipe)."""
+    result = trace_job(payload)
+    out = {k: result[k] for k in ("status", "output_repr", "output_type", "error") if k in result}
+    if result["status"] == "ok":
+        stored = {k: result[k] for k in ("status", "output_repr", "output_type", "steps", "states")}
+        out["trace"] = json.dumps(stored, separators=(",", ":"))
+        out["trace_length"] = len(result["steps"])
+        out["n_states"] = len(result["states"])
+        out["digest"] = trace_digest(result)
+    else:
+        out["digest"] = None
+    if result.get("retire"):
+        out["retire"] = True
+    return out
 
 
 def _collect(*args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
