@@ -292,21 +292,28 @@ def questions_from_trace(
         }
     ]
 
-    # next_line
-    def skipped(line: int, k: int) -> bool:
-        return max_occurrence is not None and max_occurrence < k < counts[line]
+    # Per line: the tags of its 1st and of its later executions, and whether it calls a helper.
+    line_tags: dict[int, tuple[list[str], list[str]]] = {}
+    for line in set(lines) | set(never):
+        stmt = info.get(line)
+        line_tags[line] = (_line_tags(stmt, 1), _line_tags(stmt, 2))
+    calling = {line for line in line_tags if calls_helper(info.get(line))}
+    last = counts if max_occurrence is not None else {}
 
-    for i, (line, k) in enumerate(zip(lines, occurrence, strict=True)):
-        if skipped(line, k):
+    # next_line (a long trace: the loop below is the hot one)
+    n = len(lines)
+    for i in range(n):
+        line, k = lines[i], occurrence[i]
+        if max_occurrence is not None and max_occurrence < k < last[line]:
             continue
-        tags = _line_tags(info.get(line), k)
-        if i + 1 == len(lines):
+        tags = line_tags[line][k >= 2].copy()
+        if i + 1 == n:
             nxt = -1
             tags.append("last_step")
         else:
             nxt = lines[i + 1]
             other_func = funcs[i + 1] != funcs[i]
-            if nxt in function_starts and (other_func or calls_helper(info.get(line))):
+            if nxt in function_starts and (other_func or line in calling):
                 tags.append("call")
             elif other_func:
                 tags.append("return")
@@ -314,10 +321,10 @@ def questions_from_trace(
                 tags.append("exception")
         questions.append(_question("next_line", line, k, nxt, tags, trivial=nxt == physical_next.get(line)))
     for line in sorted(ran):
-        tags = _line_tags(info.get(line), counts[line] + 1) + ["never_runs"]
+        tags = line_tags[line][1] + ["never_runs"]
         questions.append(_question("next_line", line, counts[line] + 1, -1, tags, trivial=False))
     for line in never:
-        tags = _line_tags(info[line], 1) + ["never_runs"]
+        tags = line_tags[line][0] + ["never_runs"]
         questions.append(_question("next_line", line, 1, -1, tags, trivial=False))
 
     # state
@@ -325,29 +332,28 @@ def questions_from_trace(
     for state in trace["states"]:
         index = state["step"] - 1
         line, k = lines[index], occurrence[index]
-        if state["var"] not in changed_at[line]:
-            changed_at[line].append(state["var"])
-        if not state["literal"] or skipped(line, k):
+        var = state["var"]
+        changed = changed_at[line]
+        if var not in changed:
+            changed.append(var)
+        if not state["literal"] or (max_occurrence is not None and max_occurrence < k < last[line]):
             continue
         stmt = info.get(line)
-        tags = _line_tags(stmt, k)
-        if stmt is not None and state["var"] not in stmt.assigns:
+        tags = line_tags[line][k >= 2].copy()
+        if stmt is not None and var not in stmt.assigns:
             tags.append("mutation")  # changed by a call or an alias, not by an assignment
-        if calls_helper(stmt):
+        if line in calling:
             tags.append("call")
         # `v = <literal>` gives the same answer at every occurrence: no reasoning needed.
-        trivial = stmt is not None and stmt.constant and state["var"] in stmt.assigns
-        question = _question("state", line, k, f"{state['repr']}; {state['type']}", tags, trivial=trivial)
-        question["var"] = state["var"]
-        questions.append(_order_state(question))
+        trivial = stmt is not None and stmt.constant and var in stmt.assigns
+        answer = f"{state['repr']}; {state['type']}"
+        questions.append(_state_question(line, k, var, answer, tags, trivial=trivial))
     for line in sorted(ran) + never:
         stmt = info.get(line)
         k = counts[line] + 1 if line in ran else 1
         for var in _nil_vars(stmt, changed_at.get(line, [])):
-            tags = _line_tags(stmt, k) + ["never_runs"]
-            question = _question("state", line, k, "Nil", tags, trivial=False)
-            question["var"] = var
-            questions.append(_order_state(question))
+            tags = line_tags[line][k >= 2] + ["never_runs"]
+            questions.append(_state_question(line, k, var, "Nil", tags, trivial=False))
 
     # coverage
     entry = funcs[0] if funcs else None
@@ -371,20 +377,30 @@ def questions_from_trace(
 def _question(
     family: str, line: int, k: int, answer: Any, tags: list[str], *, trivial: bool
 ) -> dict[str, Any]:
+    """A question dict; ``tags`` is owned by the question from now on (no tag comes twice)."""
     return {
         "family": family,
         "line": line,
         "occurrence": k,
         "answer": answer,
-        "informative": list(dict.fromkeys(tags)),
+        "informative": tags,
         "trivial": trivial,
     }
 
 
-def _order_state(question: dict[str, Any]) -> dict[str, Any]:
-    """Put ``var`` before ``answer``, as in DESIGN §11."""
-    keys = ("family", "line", "occurrence", "var", "answer", "informative", "trivial")
-    return {key: question[key] for key in keys}
+def _state_question(
+    line: int, k: int, var: str, answer: str, tags: list[str], *, trivial: bool
+) -> dict[str, Any]:
+    """A state question; ``var`` comes before ``answer``, as in DESIGN §11."""
+    return {
+        "family": "state",
+        "line": line,
+        "occurrence": k,
+        "var": var,
+        "answer": answer,
+        "informative": tags,
+        "trivial": trivial,
+    }
 
 
 def _line_tags(stmt: StatementLine | None, k: int) -> list[str]:
