@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -18,7 +19,8 @@ from factory.sandbox.pool import WorkerPool
 from factory.tasks.items import build_items_with_reasons
 
 ITEMS_KIND = "items"
-ITEMS_TIMEOUT_S = 120.0  # one case's items; a 2,000-step trace takes milliseconds
+CHUNK_ROWS = 16
+ITEMS_TIMEOUT_S = 300.0  # one chunk's items; a 2,000-step trace takes milliseconds
 ITEMS_MEMORY_MB = 2048
 
 
@@ -37,38 +39,62 @@ def build_all(
     rows: Iterable[dict[str, Any]], pool: WorkerPool, seed: int, params: TasksParams
 ) -> Iterator[dict[str, Any]]:
     """One result per traces row, in order: ``items`` (rows of the tasks table), ``reasons``
-    (families the case could not give) and ``drop`` (why the case gave nothing, else None)."""
+    (families the case could not give) and ``drop`` (why the case gave nothing, else None).
+
+    Rows travel in chunks of ``CHUNK_ROWS`` (one job each: the per-job cost of the pipes is
+    then shared); results do not depend on the chunking or on the number of workers.
+    """
     params_json = params.model_dump_json()
-    payloads = ({"row": row, "seed": seed, "params": params_json} for row in rows)
-    for result in pool.map(ITEMS_KIND, payloads):
+    sizes: deque[int] = deque()
+
+    def payloads() -> Iterator[dict[str, Any]]:
+        for chunk in _chunks(rows):
+            sizes.append(len(chunk))
+            yield {"rows": chunk, "seed": seed, "params": params_json}
+
+    for result in pool.map(ITEMS_KIND, payloads()):
+        size = sizes.popleft()
         status = result.get("status")
         if status == "ok":
-            yield result
+            yield from result["cases"]
         elif status in ("timeout", "memory"):
-            yield {"items": [], "reasons": [], "drop": f"items_{status}"}
+            # Which case of the chunk was at fault is unknown: the whole chunk is dropped.
+            for _ in range(size):
+                yield {"items": [], "reasons": [], "drop": f"items_{status}"}
         else:  # a bug in the item builder: fail loudly, with the worker's message
-            raise RuntimeError(f"building a case's items failed: {result.get('detail') or status}")
+            raise RuntimeError(f"building items failed: {result.get('detail') or status}")
+
+
+def _chunks(rows: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    chunk: list[dict[str, Any]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == CHUNK_ROWS:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def items_job(payload: dict[str, Any]) -> dict[str, Any]:
-    """Job kind ``items``: ``payload`` holds ``row`` (a traces row), ``seed`` and ``params``
-    (TasksParams as JSON)."""
-    row = payload["row"]
+    """Job kind ``items``: ``payload`` holds ``rows`` (traces rows), ``seed`` and ``params``
+    (TasksParams as JSON); the result's ``cases`` holds one result per row, in order."""
+    params = _params(payload["params"])
+    seed = payload["seed"]
+    return {"status": "ok", "cases": [case_items(row, seed, params) for row in payload["rows"]]}
+
+
+def case_items(row: dict[str, Any], seed: int, params: TasksParams) -> dict[str, Any]:
+    """The result of one traces row: ``items``, ``reasons`` and ``drop`` (see ``build_all``)."""
     trace = load_trace(row)
     if isinstance(trace, str):
-        return {"status": "ok", "items": [], "reasons": [], "drop": trace}
-    items, reasons = build_items_with_reasons(
-        row, trace, seed=payload["seed"], params=_params(payload["params"])
-    )
+        return {"items": [], "reasons": [], "drop": trace}
+    items, reasons = build_items_with_reasons(row, trace, seed=seed, params=params)
     drop = None
     if not items:
         drop = reasons[0].removeprefix("case:") if reasons else "no_item"
-    return {
-        "status": "ok",
-        "items": items,
-        "reasons": [r for r in reasons if not r.startswith("case:")],
-        "drop": drop,
-    }
+    skipped = [r for r in reasons if not r.startswith("case:")]
+    return {"items": items, "reasons": skipped, "drop": drop}
 
 
 @functools.lru_cache(maxsize=8)

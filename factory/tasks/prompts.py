@@ -93,6 +93,7 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
+@functools.lru_cache(maxsize=64)  # a case's items share their program
 def numbered_program(source: str) -> str:
     """The program as shown to the model: ``  1 | def f(x):``, one row per source line."""
     lines = source.splitlines()
@@ -187,12 +188,14 @@ def _block(
     return parts
 
 
-def _example(family: str, families: Sequence[str]) -> list[str]:
+@functools.lru_cache(maxsize=64)
+def _example(family: str, families: tuple[str, ...]) -> tuple[str, ...]:
+    """The format-only example block of an item of ``family`` asking ``families``."""
     questions = [q for f in families for q in _EXAMPLE_QUESTIONS[f]]
     if family == "white_box":  # the output question first, as in the item
         questions = _EXAMPLE_QUESTIONS["output"] + [q for q in questions if q["family"] != "output"]
     answers = [answer_line(q, _EXAMPLE_ENTRY, _EXAMPLE_ARGS, _EXAMPLE_SOURCE) for q in questions]
-    return [
+    return (
         "Format example (format only: a different program; its questions and values are "
         "illustrative and unrelated to your task):",
         *_block(family, _EXAMPLE_SOURCE, _EXAMPLE_ENTRY, _EXAMPLE_ARGS, questions),
@@ -202,7 +205,7 @@ def _example(family: str, families: Sequence[str]) -> list[str]:
         "<answer>",
         *answers,
         "</answer>",
-    ]
+    )
 
 
 def render_prompt(item: Mapping[str, Any]) -> str:
@@ -232,7 +235,7 @@ def render_prompt(item: Mapping[str, Any]) -> str:
         "<answer>...</answer>: one line per question, in the order asked, with no numbering and "
         "no other text.",
         "",
-        *_example(family, families),
+        *_example(family, tuple(families)),
         "",
         "Your task:",
         *_block(family, source, entry, args, questions),

@@ -63,10 +63,15 @@ def line_text(source: str, line: int) -> str:
     """The stripped text of ``line`` (1-based) of ``source``; ``"-1"`` for line -1."""
     if line == -1:
         return "-1"
-    lines = source.splitlines()
+    lines = _source_lines(source)
     if not 1 <= line <= len(lines):
         raise ValueError(f"line {line} is outside the program (1..{len(lines)})")
     return lines[line - 1].strip()
+
+
+@functools.lru_cache(maxsize=64)  # a case's questions ask about the same few lines
+def _source_lines(source: str) -> tuple[str, ...]:
+    return tuple(source.splitlines())
 
 
 def statement_lines(source: str) -> dict[int, StatementLine]:
