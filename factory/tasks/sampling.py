@@ -235,9 +235,10 @@ def sample_questions(
             raise ValueError(f"{name} must be in [0, 1], got {value!r}")
     straight = is_straight_line(all_questions)
     pools: dict[str, list[Question]] = {"next_line": [], "state": []}
-    for q in _dedupe(all_questions):
+    # Deduplicating after the family filter gives the same list (the key holds the family).
+    for q in _dedupe(q for q in all_questions if q["family"] in pools):
         family = q["family"]
-        if family not in pools or (not straight and is_trivial(q)):
+        if not straight and is_trivial(q):
             continue
         if family == "state" and "var" not in q:
             continue
@@ -262,7 +263,8 @@ def sample_coverage(
     in every call tells nothing), at least one NO and one YES when both exist and ``k >= 2``."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ValueError(f"k must be an int >= 0, got {k!r}")
-    pool = [q for q in _dedupe(all_questions) if q["family"] == "coverage" and not q.get("trivial")]
+    coverage = _dedupe(q for q in all_questions if q["family"] == "coverage")
+    pool = [q for q in coverage if not q.get("trivial")]
     if accept is not None:
         pool = [q for q in pool if accept(q)]
     no = [q for q in pool if q["answer"] == "NO"]
