@@ -593,12 +593,7 @@ def trace_digest_job(payload: dict[str, Any]) -> dict[str, Any]:
     """Job kind ``trace_digest``: ``trace_job`` without the trace, only its ``digest`` (the second
     hash seed's run of the trace stage; comparing digests is comparing traces)."""
     result = trace_job(payload)
-    digest = trace_digest(result) if result["status"] == "ok" else None
-    keep = {k: result[k] for k in ("status", "output_repr", "output_type", "error") if k in result}
-    keep["digest"] = digest
-    if result.get("retire"):
-        keep["retire"] = True
-    return keep
+    return _summary(result, trace_digest(result) if result["status"] == "ok" else None)
 
 
 def trace_row_job(payload: dict[str, Any]) -> dict[str, Any]:
@@ -606,15 +601,20 @@ def trace_row_job(payload: dict[str, Any]) -> dict[str, Any]:
     compact JSON of status, output, steps and states), its ``digest``, ``trace_length`` and
     ``n_states``, instead of the lists (one string crosses the pipe)."""
     result = trace_job(payload)
+    if result["status"] != "ok":
+        return _summary(result, None)
+    out = _summary(result, trace_digest(result))
+    stored = {k: result[k] for k in ("status", "output_repr", "output_type", "steps", "states")}
+    out["trace"] = json.dumps(stored, separators=(",", ":"))
+    out["trace_length"] = len(result["steps"])
+    out["n_states"] = len(result["states"])
+    return out
+
+
+def _summary(result: dict[str, Any], digest: str | None) -> dict[str, Any]:
+    """A trace result without its steps and states, with ``digest``."""
     out = {k: result[k] for k in ("status", "output_repr", "output_type", "error") if k in result}
-    if result["status"] == "ok":
-        stored = {k: result[k] for k in ("status", "output_repr", "output_type", "steps", "states")}
-        out["trace"] = json.dumps(stored, separators=(",", ":"))
-        out["trace_length"] = len(result["steps"])
-        out["n_states"] = len(result["states"])
-        out["digest"] = trace_digest(result)
-    else:
-        out["digest"] = None
+    out["digest"] = digest
     if result.get("retire"):
         out["retire"] = True
     return out
