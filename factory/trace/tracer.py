@@ -99,18 +99,52 @@ def statement_starts(source: str) -> dict[int, int]:
     the body statements. Lines outside any statement (blank, comments, ``else:``) are absent.
     Raises SyntaxError when the source does not parse.
     """
-    return dict(_prepare(source)[1])
+    return _starts(parse_program(source))
+
+
+def _starts(tree: ast.Module) -> dict[int, int]:
+    starts: dict[int, int] = {}
+    for stmt in tree.body:
+        _map_statement(stmt, starts)
+    return starts
 
 
 @functools.lru_cache(maxsize=1024)
 def _prepare(source: str) -> tuple[CodeType, dict[int, int]]:
-    """Compile the program once per source text (traces of many inputs share it)."""
-    tree = parse_program(source)
-    starts: dict[int, int] = {}
-    for stmt in tree.body:
-        _map_statement(stmt, starts)
+    """Compile the program once per source text (traces of many inputs share it); with the
+    statement starts that fold continuation lines, or ``{}`` when every statement sits on one
+    line (then every line event starts its own statement, and the tree is not needed)."""
     # dont_inherit: this module's `from __future__ import annotations` must not leak into it.
-    return compile(tree, PROGRAM_FILENAME, "exec", dont_inherit=True), starts
+    if one_line_statements(source):
+        return compile(source, PROGRAM_FILENAME, "exec", dont_inherit=True), {}
+    tree = parse_program(source)
+    return compile(tree, PROGRAM_FILENAME, "exec", dont_inherit=True), _starts(tree)
+
+
+# String literals (triple-quoted first) and comments, as the tokenizer reads them.
+_STRINGS_AND_COMMENTS = re.compile(
+    r"'''(?:[^\\]|\\.)*?'''|\"\"\"(?:[^\\]|\\.)*?\"\"\"|'(?:[^'\\\n]|\\.)*'"
+    r'|"(?:[^"\\\n]|\\.)*"|#[^\n]*',
+    re.S,
+)
+
+
+def one_line_statements(source: str) -> bool:
+    """True when no statement of ``source`` can span two lines: no string literal holds a line
+    break, no line ends inside brackets or with a backslash, and no decorator (whose statement
+    starts on the decorator's line). A lexical check, conservative: False when unsure."""
+    for match in _STRINGS_AND_COMMENTS.finditer(source):
+        if "\n" in match.group():
+            return False
+    depth = 0
+    for line in _STRINGS_AND_COMMENTS.sub("0", source).split("\n"):
+        if line.lstrip().startswith("@") or line.rstrip().endswith("\\"):
+            return False
+        depth += line.count("(") + line.count("[") + line.count("{")
+        depth -= line.count(")") + line.count("]") + line.count("}")
+        if depth:
+            return False
+    return True
 
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
