@@ -17,6 +17,7 @@ from typing import Any
 
 from factory.tasks.questions import line_text
 from factory.trace.source import program_nodes
+from factory.trace.tracer import one_line_statements
 
 Question = Mapping[str, Any]
 
@@ -154,6 +155,8 @@ def _families(questions: Sequence[Question]) -> list[str]:
 def has_multiline_statement(source: str) -> bool:
     """Whether a statement spans several lines (its header, for a compound statement); the
     prompt then says how such statements are numbered."""
+    if one_line_statements(source):
+        return False  # nothing spans two lines (a lexical check, cheaper than the walk below)
     try:
         nodes = program_nodes(source)
     except SyntaxError:
