@@ -1,13 +1,17 @@
 """Trace + tasks throughput of the pipeline against the published pipeline's way, side by side.
 
-Ours: every case traced in the sandbox pool under two hash seeds (the determinism check of the
-trace stage), then the questions derived and the items (white-box, output, coverage) built, as the
-tasks stage does. Theirs: an unsandboxed, in-process ``sys.settrace`` that takes ``repr`` of every
-local at every line event, once per case, and nothing else.
+Ours: the trace stage's and the tasks stage's code on in-memory rows (no parquet): every case
+traced in the sandbox pools under two hash seeds (the first seed's workers send the trace JSON,
+the second's only a digest, compared in the parent), then the items (white-box, output, coverage)
+built from the stored trace JSON in the items worker pool. Theirs: an unsandboxed, in-process
+``sys.settrace`` that takes ``repr`` of every local at every line event, once per case, nothing else.
 
 Two case sets: CRUXEval's 800 cases (repeated to --repeat × 800), and synthesized tier-5/6 cases
 made on the spot by the synthesize → inputs → execute stages.
 
+Wall-clock rates move with the machine's load, so the bench also prints CPU seconds per case
+(user + sys of this process and of every worker, live or reaped) and the rates they imply on two
+idle cores: ours spread over both cores, the naive tracer on one (it is one process).
 Targets on the 2-core dev machine: ≥ 1,000 cases/s for ours, and ≥ 0.25 of the naive rate.
 Run: ``python bench/trace_tasks_throughput.py [--repeat 2]``
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -29,13 +34,17 @@ from factory.execute.stage import run_execute_stage
 from factory.inputs.stage import run_inputs_stage
 from factory.io import iter_rows
 from factory.literals import parse_args
-from factory.params import ExecuteParams, InputsParams, SynthesizeParams, TasksParams
+from factory.params import ExecuteParams, InputsParams, SynthesizeParams, TasksParams, TraceParams
+from factory.sandbox.pool import WorkerPool
 from factory.synth.stage import run_synthesize_stage
-from factory.tasks.items import build_items_for_case
-from factory.trace.stage import same_trace, trace_payloads
+from factory.tasks.job import build_all, items_pool
+from factory.trace.stage import trace_rows
 
 CRUXEVAL = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
 TASKS = TasksParams(families=["white_box", "output", "coverage"])
+TRACE = TraceParams()
+CORES = 2  # the dev machine; the implied rate of ours assumes both cores busy
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def naive_trace(source: str, entry: str, args: str) -> list[tuple[int, dict[str, str]]]:
@@ -63,16 +72,28 @@ def naive_trace(source: str, entry: str, args: str) -> list[tuple[int, dict[str,
     return events
 
 
-def ours(cases: list[dict[str, Any]], executor: Executor) -> tuple[int, int]:
-    """Trace (two seeds) + questions + items; returns (cases kept, items built)."""
-    kept = items = 0
-    payloads = trace_payloads(cases, 2000, 300)
-    for case, result in zip(cases, executor.run(payloads, kind="trace", agree=same_trace), strict=True):
-        if result["status"] != "ok":
-            continue
-        kept += 1
-        items += len(build_items_for_case(case, result, seed=0, params=TASKS))
-    return kept, items
+def ours(cases: list[dict[str, Any]], executor: Executor, pool: WorkerPool) -> tuple[int, int, float, float]:
+    """Trace (two seeds) then items, as the two stages do; returns (cases kept, items built,
+    seconds in the trace half, seconds in the items half)."""
+    start = time.perf_counter()
+    rows = [row for row, _ in trace_rows(cases, executor, TRACE) if row is not None]
+    middle = time.perf_counter()
+    items = sum(len(r["items"]) for r in build_all(rows, pool, seed=0, params=TASKS))
+    return len(rows), items, middle - start, time.perf_counter() - middle
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + sys CPU seconds of this process, its reaped children and the live ``pids``."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # exited since: counted among the reaped children once waited for
+        total += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return total
 
 
 def synthesized_cases(tmp: Path) -> list[dict[str, Any]]:
@@ -85,19 +106,32 @@ def synthesized_cases(tmp: Path) -> list[dict[str, Any]]:
     return [r for batch in iter_rows(tmp / "e") for r in batch if r["status"] == "ok"]
 
 
-def measure(label: str, cases: list[dict[str, Any]], executor: Executor) -> None:
-    start = time.perf_counter()
-    kept, items = ours(cases, executor)
-    ours_s = time.perf_counter() - start
-    start = time.perf_counter()
+def measure(label: str, cases: list[dict[str, Any]], executor: Executor, pool: WorkerPool) -> None:
+    def pids() -> list[int]:
+        return [pid for p in (*executor.pools, pool) for pid in p.pids()]
+
+    # A worker replaced during the run is reaped (RUSAGE_CHILDREN) and its successor is live, so
+    # the pids are read again at the end.
+    cpu0, start = cpu_seconds(pids()), time.perf_counter()
+    kept, items, trace_s, items_s = ours(cases, executor, pool)
+    ours_s, ours_cpu = time.perf_counter() - start, cpu_seconds(pids()) - cpu0
+    cpu0, start = time.process_time(), time.perf_counter()
     steps = 0
     for case in cases:
         steps += len(naive_trace(case["source"], case["entry"], case["args"]))
-    naive_s = time.perf_counter() - start
-    ours_rate, naive_rate = len(cases) / ours_s, len(cases) / naive_s
+    naive_s, naive_cpu = time.perf_counter() - start, time.process_time() - cpu0
+    n = len(cases)
+    ours_rate, naive_rate = n / ours_s, n / naive_s
+    ours_ms, naive_ms = 1e3 * ours_cpu / n, 1e3 * naive_cpu / n
+    implied_ours, implied_naive = CORES * n / ours_cpu, n / naive_cpu
     print(
-        f"{label:<26}{len(cases):>7,}{ours_rate:>12,.0f}{naive_rate:>12,.0f}{ours_rate / naive_rate:>9.2f}"
-        f"   (ours kept {kept:,} and built {items:,} items; naive saw {steps:,} line events)"
+        f"{label:<24}{n:>7,}{ours_rate:>10,.0f}{naive_rate:>10,.0f}{ours_rate / naive_rate:>7.2f}"
+        f"{ours_ms:>10.3f}{naive_ms:>10.3f}{implied_ours:>10,.0f}{implied_naive:>10,.0f}"
+        f"{implied_ours / implied_naive:>7.2f}"
+    )
+    print(
+        f"{'':<24}ours kept {kept:,} and built {items:,} items (trace half {trace_s:.2f} s, items"
+        f" half {items_s:.2f} s); naive saw {steps:,} line events"
     )
 
 
@@ -116,11 +150,16 @@ def main() -> None:
         crux.append({"case_id": r["id"], "source": r["code"], "entry": "f", "args": r["input"]})
     with tempfile.TemporaryDirectory() as tmp:
         synth = synthesized_cases(Path(tmp))
-    print(f"{'cases':<26}{'n':>7}{'ours/s':>12}{'naive/s':>12}{'ratio':>9}")
-    with Executor() as executor:
-        ours(crux[:50], executor)  # warm the pools
-        measure(f"CRUXEval ×{args.repeat}", crux * args.repeat, executor)
-        measure("synthesized tiers 5–6", synth, executor)
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"{'':<31}{'measured (wall clock)':^27}{'CPU ms per case':^20}{'implied on 2 idle cores':^27}")
+    print(
+        f"{'cases':<24}{'n':>7}{'ours/s':>10}{'naive/s':>10}{'ratio':>7}{'ours':>10}{'naive':>10}"
+        f"{'ours/s':>10}{'naive/s':>10}{'ratio':>7}"
+    )
+    with Executor() as executor, items_pool() as pool:
+        ours(crux[:50], executor, pool)  # warm the pools
+        measure(f"CRUXEval ×{args.repeat}", crux * args.repeat, executor, pool)
+        measure("synthesized tiers 5–6", synth, executor, pool)
     print("targets: ours ≥ 1,000 cases/s; ratio ≥ 0.25")
 
 

@@ -71,6 +71,7 @@ class TasksParams(_Section):
     coverage_per_item: int = Field(3, ge=1, le=50)
     max_occurrence: int = Field(4, ge=1, description="ask about a line's first k executions and its last")
     rows_per_shard: int = Field(50_000, ge=100)
+    workers: int = Field(0, ge=0, description="processes building items; 0: one per core")
 
     @field_validator("families")
     @classmethod

@@ -126,14 +126,15 @@ class Executor:
     def run(
         self,
         cases: Iterable[dict[str, Any]],
-        kind: str = "run",
+        kind: str | Sequence[str] = "run",
         *,
         agree: Agree | None = None,
     ) -> Iterator[dict[str, Any]]:
         """Yield one result per case, in order: ``status`` (``ok``, a drop reason, or
         ``nondeterministic``), ``output_repr``, ``output_type`` (and ``lines`` for ``kind="lines"``,
         from the first seed's run). ``agree(first, other)`` adds a comparison of two ``ok`` runs
-        (e.g. trace states); a case whose runs disagree is ``nondeterministic``.
+        (e.g. trace states); a case whose runs disagree is ``nondeterministic``. ``kind`` may name
+        one job kind per hash seed (the first seed's result is the one recorded).
         """
         payloads = (payload_of(case) for case in cases)
         for results in map_pools(self.pools, kind, payloads):

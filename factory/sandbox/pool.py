@@ -242,7 +242,7 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None
 
 def map_pools(
     pools: Sequence[WorkerPool],
-    kind: str,
+    kind: str | Sequence[str],
     payloads: Iterable[dict[str, Any]],
     *,
     max_ahead: int = 4096,
@@ -250,8 +250,10 @@ def map_pools(
     """Run every payload once on each pool, all pools in one event loop.
 
     Yields, in input order, one list per payload holding each pool's result (same order as
-    ``pools``). ``max_ahead`` bounds how far dispatch runs ahead of the oldest unfinished payload.
-    Payloads are read lazily and must be plain data (what ``marshal`` carries).
+    ``pools``). ``kind`` is one job kind for every pool, or one per pool (e.g. the full trace
+    from the first hash seed and only its digest from the second). ``max_ahead`` bounds how far
+    dispatch runs ahead of the oldest unfinished payload. Payloads are read lazily and must be
+    plain data (what ``marshal`` carries).
     """
     return _Loop(pools, kind, payloads, max_ahead).run()
 
@@ -262,12 +264,14 @@ class _Loop:
     def __init__(
         self,
         pools: Sequence[WorkerPool],
-        kind: str,
+        kind: str | Sequence[str],
         payloads: Iterable[dict[str, Any]],
         max_ahead: int,
     ) -> None:
         self.pools = list(pools)
-        self.kind = kind
+        self.kinds = [kind] * len(self.pools) if isinstance(kind, str) else list(kind)
+        if len(self.kinds) != len(self.pools):
+            raise ValueError(f"{len(self.kinds)} job kinds for {len(self.pools)} pools")
         self.source = iter(payloads)
         self.max_ahead = max(1, max_ahead)
         self.lanes = len(self.pools)
@@ -285,8 +289,8 @@ class _Loop:
 
     def run(self) -> Iterator[list[dict[str, Any]]]:
         try:
-            for pool in self.pools:
-                pool._acquire(self.kind, self)
+            for pool, kind in zip(self.pools, self.kinds, strict=True):
+                pool._acquire(kind, self)
                 self.acquired.append(pool)
             self.sel = selectors.DefaultSelector()
             for lane, pool in enumerate(self.pools):
@@ -347,19 +351,22 @@ class _Loop:
         except StopIteration:
             self.exhausted = True
             return False
-        try:
-            data = marshal.dumps((self.kind, payload))
-        except ValueError:
-            raise TypeError(
-                f"payload {self.next_in} is not plain data (dict/list/str/int/... only)"
-            ) from None
-        frame = HEADER.pack(len(data)) + data
         idx = self.next_in
+        frames: dict[str, bytes] = {}
+        for q, kind in zip(self.queues, self.kinds, strict=True):
+            frame = frames.get(kind)
+            if frame is None:
+                try:
+                    data = marshal.dumps((kind, payload))
+                except ValueError:
+                    raise TypeError(
+                        f"payload {self.next_in} is not plain data (dict/list/str/int/... only)"
+                    ) from None
+                frame = frames[kind] = HEADER.pack(len(data)) + data
+            q.append((idx, frame))
         self.next_in += 1
         self.results[idx] = [None] * self.lanes
         self.left[idx] = self.lanes
-        for q in self.queues:
-            q.append((idx, frame))
         return True
 
     def _fill(self, lane: int) -> None:

@@ -45,6 +45,8 @@ KINDS: dict[str, str] = {
     "run": "factory.sandbox.worker:run_job",
     "lines": "factory.sandbox.worker:lines_job",
     "trace": "factory.trace.tracer:trace_job",
+    "trace_row": "factory.trace.tracer:trace_row_job",
+    "trace_digest": "factory.trace.tracer:trace_digest_job",
 }
 
 DEFAULT_RECURSION_LIMIT = sys.getrecursionlimit()

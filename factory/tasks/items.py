@@ -31,6 +31,7 @@ from factory.params import TasksParams
 from factory.tasks.prompts import render_prompt
 from factory.tasks.questions import line_text, questions_from_trace
 from factory.tasks.sampling import sample_coverage, sample_questions
+from factory.trace.source import program_nodes
 
 ITEM_FAMILIES = ("white_box", "output", "input", "coverage")
 #: Question keys kept in an item's ``questions`` (in this order), per question family.
@@ -72,8 +73,7 @@ def _features(source: str) -> tuple[tuple[str, Any], ...]:
     lines = source.splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
-    tree = ast.parse(source)
-    nodes = list(ast.walk(tree))
+    nodes = program_nodes(source)
     functions = [n for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     features = {
         "n_lines": len(lines),

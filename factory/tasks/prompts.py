@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from factory.tasks.questions import line_text
+from factory.trace.source import program_nodes
+from factory.trace.tracer import one_line_statements
 
 Question = Mapping[str, Any]
 
@@ -92,6 +94,7 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
+@functools.lru_cache(maxsize=64)  # a case's items share their program
 def numbered_program(source: str) -> str:
     """The program as shown to the model: ``  1 | def f(x):``, one row per source line."""
     lines = source.splitlines()
@@ -152,16 +155,19 @@ def _families(questions: Sequence[Question]) -> list[str]:
 def has_multiline_statement(source: str) -> bool:
     """Whether a statement spans several lines (its header, for a compound statement); the
     prompt then says how such statements are numbered."""
+    if one_line_statements(source):
+        return False  # nothing spans two lines (a lexical check, cheaper than the walk below)
     try:
-        tree = ast.parse(source)
+        nodes = program_nodes(source)
     except SyntaxError:
         return False
-    for node in ast.walk(tree):
+    for node in nodes:
         if not isinstance(node, ast.stmt) or isinstance(node, _DEFINITIONS):
             continue
-        for name, value in ast.iter_fields(node):
+        for name in node._fields:
             if name in _BLOCKS:
                 continue
+            value = getattr(node, name, None)
             for child in value if isinstance(value, list) else [value]:
                 end = getattr(child, "end_lineno", None)
                 if end is not None and end > node.lineno:
@@ -185,12 +191,14 @@ def _block(
     return parts
 
 
-def _example(family: str, families: Sequence[str]) -> list[str]:
+@functools.lru_cache(maxsize=64)
+def _example(family: str, families: tuple[str, ...]) -> tuple[str, ...]:
+    """The format-only example block of an item of ``family`` asking ``families``."""
     questions = [q for f in families for q in _EXAMPLE_QUESTIONS[f]]
     if family == "white_box":  # the output question first, as in the item
         questions = _EXAMPLE_QUESTIONS["output"] + [q for q in questions if q["family"] != "output"]
     answers = [answer_line(q, _EXAMPLE_ENTRY, _EXAMPLE_ARGS, _EXAMPLE_SOURCE) for q in questions]
-    return [
+    return (
         "Format example (format only: a different program; its questions and values are "
         "illustrative and unrelated to your task):",
         *_block(family, _EXAMPLE_SOURCE, _EXAMPLE_ENTRY, _EXAMPLE_ARGS, questions),
@@ -200,7 +208,7 @@ def _example(family: str, families: Sequence[str]) -> list[str]:
         "<answer>",
         *answers,
         "</answer>",
-    ]
+    )
 
 
 def render_prompt(item: Mapping[str, Any]) -> str:
@@ -230,7 +238,7 @@ def render_prompt(item: Mapping[str, Any]) -> str:
         "<answer>...</answer>: one line per question, in the order asked, with no numbering and "
         "no other text.",
         "",
-        *_example(family, families),
+        *_example(family, tuple(families)),
         "",
         "Your task:",
         *_block(family, source, entry, args, questions),

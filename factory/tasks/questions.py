@@ -16,6 +16,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from factory.trace.source import child_nodes, program_nodes, walk
+
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 _KINDS = {
     ast.If: "if",
@@ -61,10 +63,15 @@ def line_text(source: str, line: int) -> str:
     """The stripped text of ``line`` (1-based) of ``source``; ``"-1"`` for line -1."""
     if line == -1:
         return "-1"
-    lines = source.splitlines()
+    lines = _source_lines(source)
     if not 1 <= line <= len(lines):
         raise ValueError(f"line {line} is outside the program (1..{len(lines)})")
     return lines[line - 1].strip()
+
+
+@functools.lru_cache(maxsize=64)  # a case's questions ask about the same few lines
+def _source_lines(source: str) -> tuple[str, ...]:
+    return tuple(source.splitlines())
 
 
 def statement_lines(source: str) -> dict[int, StatementLine]:
@@ -79,12 +86,15 @@ def statement_lines(source: str) -> dict[int, StatementLine]:
 
 @functools.lru_cache(maxsize=256)
 def _statement_lines(source: str) -> dict[int, StatementLine]:
-    tree = ast.parse(source)
     found: dict[int, StatementLine] = {}
-    for node in ast.walk(tree):
+    for node in program_nodes(source):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            local_names = _local_names(node)
-            _collect(node.body, node.name, False, local_names, found, first=True)
+            pending: dict[int, dict[str, Any]] = {}
+            local_names = _parameter_names(node)
+            _collect(node.body, node.name, False, found, pending, local_names, first=True)
+            frozen = frozenset(local_names)
+            for line, fields in pending.items():
+                found[line] = StatementLine(line=line, local_names=frozen, **fields)
     return found
 
 
@@ -92,11 +102,14 @@ def _collect(
     block: list[Any],
     func: str,
     conditional: bool,
-    local_names: frozenset[str],
     found: dict[int, StatementLine],
+    pending: dict[int, dict[str, Any]],
+    local_names: list[str],
     *,
     first: bool = False,
 ) -> None:
+    """Describe the statements of ``block`` (and of its nested blocks) into ``pending``, unless
+    their line is described already; add the names they bind to ``local_names``."""
     for index, node in enumerate(block):
         if isinstance(node, _SILENT):
             continue
@@ -115,31 +128,33 @@ def _collect(
             kind = "case"
         else:
             kind = _KINDS.get(type(node), "simple")
-        header = _header_nodes(node)
-        found.setdefault(
-            line,
-            StatementLine(
-                line=line,
-                kind=kind,
-                func=func,
-                conditional=conditional,
-                first_in_function=first,
-                assigns=_assigned(node),
-                names=tuple(dict.fromkeys(_names_read(header))),
-                calls=tuple(dict.fromkeys(_calls(header))),
-                constant=_constant_assignment(node),
-                local_names=local_names,
-            ),
-        )
+        scope = isinstance(node, _SCOPES)
+        new = line not in found and line not in pending
+        walked = _walk_expr(_header_nodes(node)) if new or not scope else []
+        if not scope:
+            # The function's locals are the names stored by its own statements (nested
+            # functions and classes keep theirs).
+            local_names += [n.id for n in walked if type(n) is ast.Name and type(n.ctx) is ast.Store]
+        if new:
+            pending[line] = {
+                "kind": kind,
+                "func": func,
+                "conditional": conditional,
+                "first_in_function": first,
+                "assigns": _assigned(node, walked),
+                "names": tuple(dict.fromkeys(_names_read(walked))),
+                "calls": tuple(dict.fromkeys(_calls(walked))),
+                "constant": _constant_assignment(node),
+            }
         first = False
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if scope:
             continue  # their bodies run in other frames; FunctionDefs are walked on their own
         for name in _BLOCK_FIELDS:
             inner = getattr(node, name, None)
             if inner:
                 # The body of `with` is no branch; everything else may be skipped or repeated.
                 inner_conditional = conditional or not isinstance(node, (ast.With, ast.AsyncWith))
-                _collect(inner, func, inner_conditional, local_names, found)
+                _collect(inner, func, inner_conditional, found, pending, local_names)
 
 
 def _first_line(node: Any) -> int:
@@ -153,13 +168,19 @@ def _header_nodes(node: Any) -> list[ast.AST]:
     """The parts of a statement that run on its own line event (not its body)."""
     if isinstance(node, ast.match_case):
         return [node.pattern] + ([node.guard] if node.guard else [])
-    return [
-        child
-        for name, value in ast.iter_fields(node)
-        if name not in _BLOCK_FIELDS
-        for child in (value if isinstance(value, list) else [value])
-        if isinstance(child, ast.AST)
-    ]
+    out: list[ast.AST] = []
+    for name in node._fields:
+        if name in _BLOCK_FIELDS:
+            continue
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out += [child for child in value if isinstance(child, ast.AST)]
+    return out
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _walk_expr(nodes: list[ast.AST]) -> list[ast.AST]:
@@ -169,25 +190,28 @@ def _walk_expr(nodes: list[ast.AST]) -> list[ast.AST]:
     while stack:
         node = stack.pop()
         out.append(node)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(node, _SCOPES):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack += child_nodes(node)
     return out
 
 
-def _names_read(nodes: list[ast.AST]) -> list[str]:
-    return [n.id for n in _walk_expr(nodes) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+def _names_read(walked: list[ast.AST]) -> list[str]:
+    """Names loaded by the nodes of ``_walk_expr``."""
+    return [n.id for n in walked if type(n) is ast.Name and type(n.ctx) is ast.Load]
 
 
-def _calls(nodes: list[ast.AST]) -> list[str]:
-    return [n.func.id for n in _walk_expr(nodes) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+def _calls(walked: list[ast.AST]) -> list[str]:
+    """Functions called by simple name among the nodes of ``_walk_expr``."""
+    return [n.func.id for n in walked if type(n) is ast.Call and type(n.func) is ast.Name]
 
 
 def _target_names(target: ast.AST) -> list[str]:
-    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return [n.id for n in walk(target) if type(n) is ast.Name]
 
 
-def _assigned(node: Any) -> tuple[str, ...]:
+def _assigned(node: Any, walked: list[ast.AST]) -> tuple[str, ...]:
+    """Names bound by ``node``; ``walked``: the nodes of its header (``_walk_expr``)."""
     names: list[str] = []
     if isinstance(node, ast.Assign):
         for target in node.targets:
@@ -202,10 +226,9 @@ def _assigned(node: Any) -> tuple[str, ...]:
         names.append(node.name)
     elif isinstance(node, ast.ExceptHandler) and node.name:
         names.append(node.name)
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if not isinstance(node, (_SCOPES, ast.match_case)):
         # Walrus targets anywhere in the statement's own expressions.
-        header = _header_nodes(node) if not isinstance(node, ast.match_case) else []
-        names += [n.target.id for n in _walk_expr(header) if isinstance(n, ast.NamedExpr)]
+        names += [n.target.id for n in walked if type(n) is ast.NamedExpr]
     return tuple(dict.fromkeys(names))
 
 
@@ -219,14 +242,11 @@ def _constant_assignment(node: Any) -> bool:
     return False
 
 
-def _local_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+def _parameter_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     args = func.args
     names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
     names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-    for node in _walk_expr(list(func.body)):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            names.append(node.id)
-    return frozenset(names)
+    return names
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,21 +297,28 @@ def questions_from_trace(
         }
     ]
 
-    # next_line
-    def skipped(line: int, k: int) -> bool:
-        return max_occurrence is not None and max_occurrence < k < counts[line]
+    # Per line: the tags of its 1st and of its later executions, and whether it calls a helper.
+    line_tags: dict[int, tuple[list[str], list[str]]] = {}
+    for line in set(lines) | set(never):
+        stmt = info.get(line)
+        line_tags[line] = (_line_tags(stmt, 1), _line_tags(stmt, 2))
+    calling = {line for line in line_tags if calls_helper(info.get(line))}
+    last = counts if max_occurrence is not None else {}
 
-    for i, (line, k) in enumerate(zip(lines, occurrence, strict=True)):
-        if skipped(line, k):
+    # next_line (a long trace: the loop below is the hot one)
+    n = len(lines)
+    for i in range(n):
+        line, k = lines[i], occurrence[i]
+        if max_occurrence is not None and max_occurrence < k < last[line]:
             continue
-        tags = _line_tags(info.get(line), k)
-        if i + 1 == len(lines):
+        tags = line_tags[line][k >= 2].copy()
+        if i + 1 == n:
             nxt = -1
             tags.append("last_step")
         else:
             nxt = lines[i + 1]
             other_func = funcs[i + 1] != funcs[i]
-            if nxt in function_starts and (other_func or calls_helper(info.get(line))):
+            if nxt in function_starts and (other_func or line in calling):
                 tags.append("call")
             elif other_func:
                 tags.append("return")
@@ -299,10 +326,10 @@ def questions_from_trace(
                 tags.append("exception")
         questions.append(_question("next_line", line, k, nxt, tags, trivial=nxt == physical_next.get(line)))
     for line in sorted(ran):
-        tags = _line_tags(info.get(line), counts[line] + 1) + ["never_runs"]
+        tags = line_tags[line][1] + ["never_runs"]
         questions.append(_question("next_line", line, counts[line] + 1, -1, tags, trivial=False))
     for line in never:
-        tags = _line_tags(info[line], 1) + ["never_runs"]
+        tags = line_tags[line][0] + ["never_runs"]
         questions.append(_question("next_line", line, 1, -1, tags, trivial=False))
 
     # state
@@ -310,29 +337,28 @@ def questions_from_trace(
     for state in trace["states"]:
         index = state["step"] - 1
         line, k = lines[index], occurrence[index]
-        if state["var"] not in changed_at[line]:
-            changed_at[line].append(state["var"])
-        if not state["literal"] or skipped(line, k):
+        var = state["var"]
+        changed = changed_at[line]
+        if var not in changed:
+            changed.append(var)
+        if not state["literal"] or (max_occurrence is not None and max_occurrence < k < last[line]):
             continue
         stmt = info.get(line)
-        tags = _line_tags(stmt, k)
-        if stmt is not None and state["var"] not in stmt.assigns:
+        tags = line_tags[line][k >= 2].copy()
+        if stmt is not None and var not in stmt.assigns:
             tags.append("mutation")  # changed by a call or an alias, not by an assignment
-        if calls_helper(stmt):
+        if line in calling:
             tags.append("call")
         # `v = <literal>` gives the same answer at every occurrence: no reasoning needed.
-        trivial = stmt is not None and stmt.constant and state["var"] in stmt.assigns
-        question = _question("state", line, k, f"{state['repr']}; {state['type']}", tags, trivial=trivial)
-        question["var"] = state["var"]
-        questions.append(_order_state(question))
+        trivial = stmt is not None and stmt.constant and var in stmt.assigns
+        answer = f"{state['repr']}; {state['type']}"
+        questions.append(_state_question(line, k, var, answer, tags, trivial=trivial))
     for line in sorted(ran) + never:
         stmt = info.get(line)
         k = counts[line] + 1 if line in ran else 1
         for var in _nil_vars(stmt, changed_at.get(line, [])):
-            tags = _line_tags(stmt, k) + ["never_runs"]
-            question = _question("state", line, k, "Nil", tags, trivial=False)
-            question["var"] = var
-            questions.append(_order_state(question))
+            tags = line_tags[line][k >= 2] + ["never_runs"]
+            questions.append(_state_question(line, k, var, "Nil", tags, trivial=False))
 
     # coverage
     entry = funcs[0] if funcs else None
@@ -356,20 +382,30 @@ def questions_from_trace(
 def _question(
     family: str, line: int, k: int, answer: Any, tags: list[str], *, trivial: bool
 ) -> dict[str, Any]:
+    """A question dict; ``tags`` is owned by the question from now on (no tag comes twice)."""
     return {
         "family": family,
         "line": line,
         "occurrence": k,
         "answer": answer,
-        "informative": list(dict.fromkeys(tags)),
+        "informative": tags,
         "trivial": trivial,
     }
 
 
-def _order_state(question: dict[str, Any]) -> dict[str, Any]:
-    """Put ``var`` before ``answer``, as in DESIGN §11."""
-    keys = ("family", "line", "occurrence", "var", "answer", "informative", "trivial")
-    return {key: question[key] for key in keys}
+def _state_question(
+    line: int, k: int, var: str, answer: str, tags: list[str], *, trivial: bool
+) -> dict[str, Any]:
+    """A state question; ``var`` comes before ``answer``, as in DESIGN §11."""
+    return {
+        "family": "state",
+        "line": line,
+        "occurrence": k,
+        "var": var,
+        "answer": answer,
+        "informative": tags,
+        "trivial": trivial,
+    }
 
 
 def _line_tags(stmt: StatementLine | None, k: int) -> list[str]:

@@ -24,6 +24,7 @@ Everything is deterministic given the ``random.Random`` passed in (the stage see
 from __future__ import annotations
 
 import ast
+import functools
 import heapq
 import math
 import random
@@ -53,7 +54,15 @@ DEFAULT_NIL_SHARE = 0.2
 
 def weight(question: Question) -> float:
     """The sampling weight of a question: 1 plus the weights of its informative tags."""
-    return 1.0 + sum(TAG_WEIGHTS.get(tag, 0.0) for tag in question.get("informative") or ())
+    tags = question.get("informative") or ()
+    key = tuple(tags)
+    value = _WEIGHTS.get(key)
+    if value is None:
+        value = _WEIGHTS[key] = 1.0 + sum(TAG_WEIGHTS.get(tag, 0.0) for tag in tags)
+    return value
+
+
+_WEIGHTS: dict[tuple[str, ...], float] = {}  # by tags: a handful of distinct tag lists exist
 
 
 def is_trivial(question: Question) -> bool:
@@ -93,7 +102,12 @@ def literal_state(question: Question) -> bool:
         return True
     if not isinstance(answer, str) or ";" not in answer:
         return False
-    value = answer.rsplit(";", 1)[0].strip()
+    return _literal_text(answer.rsplit(";", 1)[0].strip())
+
+
+@functools.lru_cache(maxsize=4096)
+def _literal_text(value: str) -> bool:
+    """Whether ``value`` is a Python literal (a trace repeats its values: cached)."""
     try:
         ast.literal_eval(value)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -121,9 +135,10 @@ def _draw(
     if k <= 0 or not candidates:
         return []
     keyed = []
+    random_, log = rng.random, math.log
     for index, q in enumerate(candidates):
-        u = 1.0 - rng.random()  # in (0, 1]
-        keyed.append((math.log(u) / weight(q), -index))
+        u = 1.0 - random_()  # in (0, 1]
+        keyed.append((log(u) / weight(q), -index))
     # The best few usually suffice; the full order only when they do not give k distinct lines
     # (both give the same result: the first pass walks the same order).
     head = heapq.nlargest(min(len(keyed), 4 * k + 8), keyed)
@@ -169,11 +184,12 @@ def _greedy(
 
 def _dedupe(questions: Iterable[Question]) -> list[Question]:
     seen: set[tuple[Any, ...]] = set()
+    add = seen.add
     out = []
     for q in questions:
-        key = _key(q)
+        key = (q["family"], q.get("line"), q.get("occurrence"), q.get("var"))  # _key, inlined
         if key not in seen:
-            seen.add(key)
+            add(key)
             out.append(q)
     return out
 
@@ -219,9 +235,10 @@ def sample_questions(
             raise ValueError(f"{name} must be in [0, 1], got {value!r}")
     straight = is_straight_line(all_questions)
     pools: dict[str, list[Question]] = {"next_line": [], "state": []}
-    for q in _dedupe(all_questions):
+    # Deduplicating after the family filter gives the same list (the key holds the family).
+    for q in _dedupe(q for q in all_questions if q["family"] in pools):
         family = q["family"]
-        if family not in pools or (not straight and is_trivial(q)):
+        if not straight and is_trivial(q):
             continue
         if family == "state" and "var" not in q:
             continue
@@ -246,7 +263,8 @@ def sample_coverage(
     in every call tells nothing), at least one NO and one YES when both exist and ``k >= 2``."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ValueError(f"k must be an int >= 0, got {k!r}")
-    pool = [q for q in _dedupe(all_questions) if q["family"] == "coverage" and not q.get("trivial")]
+    coverage = _dedupe(q for q in all_questions if q["family"] == "coverage")
+    pool = [q for q in coverage if not q.get("trivial")]
     if accept is not None:
         pool = [q for q in pool if accept(q)]
     no = [q for q in pool if q["answer"] == "NO"]

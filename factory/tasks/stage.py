@@ -21,7 +21,8 @@ from factory.io import ShardWriter, count_rows, iter_rows
 from factory.params import TasksParams
 from factory.progress import progress
 from factory.stats import StageStats
-from factory.tasks.items import build_items_for_case, build_items_with_reasons
+from factory.tasks.items import build_items_for_case
+from factory.tasks.job import build_all, items_pool
 
 __all__ = ["TASKS_SCHEMA", "build_items_for_case", "run_tasks_stage"]
 
@@ -142,50 +143,31 @@ def run_tasks_stage(
     stats = StageStats("tasks")
     tally = _Tally()
     with (
+        items_pool(p.workers) as pool,
         ShardWriter(out_dir, TASKS_SCHEMA, rows_per_shard=p.rows_per_shard) as writer,
         progress("tasks", total) as advance,
     ):
+        # Trace JSON is large: small batches from the shards, read as the workers need them.
+        rows = (row for batch in iter_rows(traces_dir, batch_rows=1_000) for row in batch)
         done = 0
-        for batch in iter_rows(traces_dir, batch_rows=1_000):  # trace JSON is large: small batches
-            for row in batch:
-                stats.items_in += 1
-                trace = _load_trace(row)
-                reason = trace if isinstance(trace, str) else None
-                if isinstance(trace, dict):
-                    items, reasons = build_items_with_reasons(row, trace, seed=seed, params=p)
-                    tally.skipped.update(r for r in reasons if not r.startswith("case:"))
-                    if items:
-                        stats.items_out += 1
-                        for item in items:
-                            writer.write(item)
-                            tally.add(item)
-                    else:
-                        reason = reasons[0].removeprefix("case:") if reasons else "no_item"
-                if reason is not None:
-                    stats.drop(reason)
-                done += 1
-                if done % PROGRESS_STEP == 0:
-                    advance(PROGRESS_STEP)
+        for result in build_all(rows, pool, seed, p):
+            stats.items_in += 1
+            tally.skipped.update(result["reasons"])
+            if result["items"]:
+                stats.items_out += 1
+                for item in result["items"]:
+                    writer.write(item)
+                    tally.add(item)
+            else:
+                stats.drop(result["drop"])
+            done += 1
+            if done % PROGRESS_STEP == 0:
+                advance(PROGRESS_STEP)
         advance(done % PROGRESS_STEP)
+    extra_params = p.model_dump()
+    del extra_params["workers"]  # how many processes built the items is no part of them
     stats.extra.update(tally.to_dict())
-    stats.extra["params"] = p.model_dump()
+    stats.extra["params"] = extra_params
     stats.extra["seed"] = seed
     stats.write(stats_path)
     return stats
-
-
-def _load_trace(row: dict[str, Any]) -> dict[str, Any] | str:
-    """The trace of a traces row, or the reason the row cannot give items."""
-    status = row.get("status", "ok")
-    if status is not None and status != "ok":
-        return f"status_{status}"
-    for key in ("source", "entry", "args", "trace"):
-        if not isinstance(row.get(key), str):
-            return f"missing_{key}"
-    try:
-        trace = json.loads(row["trace"])
-    except json.JSONDecodeError:
-        return "bad_trace_json"
-    if not isinstance(trace, dict) or not isinstance(trace.get("steps"), list):
-        return "bad_trace_json"
-    return trace

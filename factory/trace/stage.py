@@ -8,8 +8,8 @@ seed's. Executions that are not ``ok`` are skipped (they were counted by the exe
 from __future__ import annotations
 
 import ast
-import json
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +67,48 @@ def trace_payloads(rows: list[dict[str, Any]], max_steps: int, max_repr: int) ->
     ]
 
 
+#: Job kinds per hash seed: the first seed's run gives the stored trace, the others its digest.
+FIRST_KIND, OTHER_KIND = "trace_row", "trace_digest"
+
+
+def same_digest(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two runs of ``trace_row`` / ``trace_digest`` agree: equal trace digests (see
+    ``factory.trace.tracer.trace_digest``, which compares as ``same_trace`` does)."""
+    if a["status"] != "ok" or b["status"] != "ok":
+        return a["status"] == b["status"]
+    return a["digest"] is not None and a["digest"] == b["digest"]
+
+
+def trace_rows(
+    rows: Iterable[dict[str, Any]], executor: Executor, params: TraceParams
+) -> Iterator[tuple[dict[str, Any] | None, str | None]]:
+    """Trace every row (a case with its recorded output) under every hash seed of ``executor``.
+
+    Yields, in order, ``(trace_row, None)`` for a kept case (a row of ``TRACES_SCHEMA``) or
+    ``(None, reason)`` for a dropped one. The first seed's worker builds the stored trace JSON;
+    the other seeds' workers send only a digest of theirs, so the parent never decodes a trace.
+    A row without ``output_repr`` (a benchmark case never executed) skips the output check.
+    """
+    rows = rows if isinstance(rows, list) else list(rows)
+    payloads = trace_payloads(rows, params.max_steps, params.max_repr)
+    kinds = [FIRST_KIND] + [OTHER_KIND] * (len(executor.hash_seeds) - 1)
+    for row, result in zip(rows, executor.run(payloads, kind=kinds, agree=same_digest), strict=True):
+        if result["status"] != "ok":
+            yield None, result["status"]
+            continue
+        expected = row.get("output_repr")
+        if expected is not None and result["output_repr"] != expected:
+            yield None, "trace_output_differs"  # the traced run must return what ran
+            continue
+        out = {name: row.get(name) for name, _ in CASE_COLUMNS}
+        if expected is None:
+            out["output_repr"], out["output_type"] = result["output_repr"], result["output_type"]
+        out["trace"] = result["trace"]
+        out["trace_length"] = result["trace_length"]
+        out["n_states"] = result["n_states"]
+        yield out, None
+
+
 def run_trace_stage(
     executions_dir: str | Path,
     out_dir: str | Path,
@@ -86,27 +128,15 @@ def run_trace_stage(
         for batch in iter_rows(executions_dir, batch_rows=1024):
             advance(len(batch))
             rows = [r for r in batch if r["status"] == "ok"]
-            payloads = trace_payloads(rows, params.max_steps, params.max_repr)
-            for row, result in zip(rows, executor.run(payloads, kind="trace", agree=same_trace), strict=True):
+            for row, reason in trace_rows(rows, executor, params):
                 stats.items_in += 1
-                if result["status"] != "ok":
-                    stats.drop(result["status"])
+                if row is None:
+                    stats.drop(reason)
                     continue
-                if result["output_repr"] != row["output_repr"]:
-                    stats.drop("trace_output_differs")  # the traced run must return what ran
-                    continue
-                trace = {k: result[k] for k in ("status", "output_repr", "output_type", "steps", "states")}
-                out.write(
-                    {
-                        **{name: row[name] for name, _ in CASE_COLUMNS},
-                        "trace": json.dumps(trace, separators=(",", ":")),
-                        "trace_length": len(trace["steps"]),
-                        "n_states": len(trace["states"]),
-                    }
-                )
+                out.write(row)
                 stats.items_out += 1
                 per_tier[row["tier"]] += 1
-                lengths.append(len(trace["steps"]))
+                lengths.append(row["trace_length"])
     stats.extra["traced_by_tier"] = {str(t): per_tier[t] for t in sorted(per_tier)}
     if lengths:
         lengths.sort()

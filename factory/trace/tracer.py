@@ -29,7 +29,9 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import hashlib
 import itertools
+import json
 import marshal
 import math
 import re
@@ -38,7 +40,8 @@ from types import CodeType, FrameType
 from typing import Any
 
 from factory.errors import UserError
-from factory.literals import parse_args
+from factory.literals import canonical_repr, parse_args
+from factory.trace.source import parse_program
 
 PROGRAM_FILENAME = "<program>"
 ARGS_FILENAME = "<args>"  # evaluated argument expressions: never traced
@@ -96,18 +99,52 @@ def statement_starts(source: str) -> dict[int, int]:
     the body statements. Lines outside any statement (blank, comments, ``else:``) are absent.
     Raises SyntaxError when the source does not parse.
     """
-    return dict(_prepare(source)[1])
+    return _starts(parse_program(source))
+
+
+def _starts(tree: ast.Module) -> dict[int, int]:
+    starts: dict[int, int] = {}
+    for stmt in tree.body:
+        _map_statement(stmt, starts)
+    return starts
 
 
 @functools.lru_cache(maxsize=1024)
 def _prepare(source: str) -> tuple[CodeType, dict[int, int]]:
-    """Compile the program once per source text (traces of many inputs share it)."""
-    tree = ast.parse(source, PROGRAM_FILENAME)
-    starts: dict[int, int] = {}
-    for stmt in tree.body:
-        _map_statement(stmt, starts)
+    """Compile the program once per source text (traces of many inputs share it); with the
+    statement starts that fold continuation lines, or ``{}`` when every statement sits on one
+    line (then every line event starts its own statement, and the tree is not needed)."""
     # dont_inherit: this module's `from __future__ import annotations` must not leak into it.
-    return compile(tree, PROGRAM_FILENAME, "exec", dont_inherit=True), starts
+    if one_line_statements(source):
+        return compile(source, PROGRAM_FILENAME, "exec", dont_inherit=True), {}
+    tree = parse_program(source)
+    return compile(tree, PROGRAM_FILENAME, "exec", dont_inherit=True), _starts(tree)
+
+
+# String literals (triple-quoted first) and comments, as the tokenizer reads them.
+_STRINGS_AND_COMMENTS = re.compile(
+    r"'''(?:[^\\]|\\.)*?'''|\"\"\"(?:[^\\]|\\.)*?\"\"\"|'(?:[^'\\\n]|\\.)*'"
+    r'|"(?:[^"\\\n]|\\.)*"|#[^\n]*',
+    re.S,
+)
+
+
+def one_line_statements(source: str) -> bool:
+    """True when no statement of ``source`` can span two lines: no string literal holds a line
+    break, no line ends inside brackets or with a backslash, and no decorator (whose statement
+    starts on the decorator's line). A lexical check, conservative: False when unsure."""
+    for match in _STRINGS_AND_COMMENTS.finditer(source):
+        if "\n" in match.group():
+            return False
+    depth = 0
+    for line in _STRINGS_AND_COMMENTS.sub("0", source).split("\n"):
+        if line.lstrip().startswith("@") or line.rstrip().endswith("\\"):
+            return False
+        depth += line.count("(") + line.count("[") + line.count("{")
+        depth -= line.count(")") + line.count("]") + line.count("}")
+        if depth:
+            return False
+    return True
 
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -563,6 +600,58 @@ def trace_job(payload: dict[str, Any]) -> dict[str, Any]:
     if result["status"] == "memory":
         result["retire"] = True  # the worker exits after this job: its heap may be fragmented
     return result
+
+
+def trace_digest(trace: dict[str, Any]) -> str:
+    """A digest of a trace's steps and states, equal for two runs exactly when their traces agree
+    under the determinism rule of DESIGN §4: the same steps, and states with the same variable,
+    type and value, values of sets compared as sets (a literal that may hold a set is hashed in
+    ``canonical_repr`` form, set elements sorted); every other value by its repr."""
+    parts = [f"{s['line']}\0{s['func']}" for s in trace["steps"]]
+    parts.append("\1")
+    for state in trace["states"]:
+        text = state["repr"]
+        if state["literal"] and state["type"] in _MAY_HOLD_SETS and "{" in text:
+            try:
+                text = canonical_repr(ast.literal_eval(text))
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                pass
+        parts.append(f"{state['step']}\0{state['var']}\0{state['type']}\0{text}")
+    return hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+_MAY_HOLD_SETS = frozenset({"set", "list", "tuple", "dict"})
+
+
+def trace_digest_job(payload: dict[str, Any]) -> dict[str, Any]:
+    """Job kind ``trace_digest``: ``trace_job`` without the trace, only its ``digest`` (the second
+    hash seed's run of the trace stage; comparing digests is comparing traces)."""
+    result = trace_job(payload)
+    return _summary(result, trace_digest(result) if result["status"] == "ok" else None)
+
+
+def trace_row_job(payload: dict[str, Any]) -> dict[str, Any]:
+    """Job kind ``trace_row``: ``trace_job`` with the trace as the trace stage stores it (``trace``:
+    compact JSON of status, output, steps and states), its ``digest``, ``trace_length`` and
+    ``n_states``, instead of the lists (one string crosses the pipe)."""
+    result = trace_job(payload)
+    if result["status"] != "ok":
+        return _summary(result, None)
+    out = _summary(result, trace_digest(result))
+    stored = {k: result[k] for k in ("status", "output_repr", "output_type", "steps", "states")}
+    out["trace"] = json.dumps(stored, separators=(",", ":"))
+    out["trace_length"] = len(result["steps"])
+    out["n_states"] = len(result["states"])
+    return out
+
+
+def _summary(result: dict[str, Any], digest: str | None) -> dict[str, Any]:
+    """A trace result without its steps and states, with ``digest``."""
+    out = {k: result[k] for k in ("status", "output_repr", "output_type", "error") if k in result}
+    out["digest"] = digest
+    if result.get("retire"):
+        out["retire"] = True
+    return out
 
 
 def _collect(*args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:

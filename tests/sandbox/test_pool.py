@@ -360,3 +360,26 @@ def test_bad_arguments_are_refused(pool: WorkerPool) -> None:
 
 def test_empty_input(pool: WorkerPool) -> None:
     assert list(pool.map("run", [])) == []
+
+
+def test_one_job_kind_per_pool() -> None:
+    """``map_pools`` may run a different kind on each pool (the trace stage: the full trace from
+    the first hash seed, a digest from the second); results stay in input order, per pool."""
+    programs = [
+        {
+            "source": f"def f(x):\n    if x > {i}:\n        return x\n    return -x\n",
+            "entry": "f",
+            "args": "3",
+        }
+        for i in range(40)
+    ]
+    with WorkerPool(workers=1, hash_seed=1) as a, WorkerPool(workers=2, hash_seed=2) as b:
+        results = list(map_pools([a, b], ["lines", "run"], programs))
+        for i, (lines, run) in enumerate(results):
+            assert lines["output_repr"] == run["output_repr"] == ("3" if i < 3 else "-3")
+            assert lines["lines"] == ([2, 3] if i < 3 else [2, 4])
+            assert "lines" not in run
+        with pytest.raises(ValueError, match="2 job kinds for 1 pools"):
+            list(map_pools([a], ["run", "run"], programs))
+        with pytest.raises(ValueError, match="unknown job kind"):
+            list(map_pools([a, b], ["run", "nope"], programs))

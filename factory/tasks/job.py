@@ -1,0 +1,119 @@
+"""Items built in worker processes: the tasks stage's parallel half (DESIGN §3).
+
+``items_job`` is a job kind of the sandbox worker pool (``factory.sandbox.pool``): one traced case
+in, its item rows out. The work is trusted (no program runs), the pool is used for its reused
+processes and its in-order results; ``build_all`` feeds it and yields one result per case, in
+order, so the output does not depend on the number of workers.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from factory.params import TasksParams
+from factory.sandbox.pool import WorkerPool
+from factory.tasks.items import build_items_with_reasons
+
+ITEMS_KIND = "items"
+CHUNK_ROWS = 16
+ITEMS_TIMEOUT_S = 300.0  # one chunk's items; a 2,000-step trace takes milliseconds
+ITEMS_MEMORY_MB = 2048
+
+
+def items_pool(workers: int | None = None) -> WorkerPool:
+    """A worker pool that serves ``items_job`` (``workers``: None or 0 is one per CPU)."""
+    return WorkerPool(
+        workers=workers or None,
+        hash_seed=0,  # item building must not depend on it; fixed anyway
+        timeout_s=ITEMS_TIMEOUT_S,
+        memory_mb=ITEMS_MEMORY_MB,
+        kinds={ITEMS_KIND: "factory.tasks.job:items_job"},
+    )
+
+
+def build_all(
+    rows: Iterable[dict[str, Any]], pool: WorkerPool, seed: int, params: TasksParams
+) -> Iterator[dict[str, Any]]:
+    """One result per traces row, in order: ``items`` (rows of the tasks table), ``reasons``
+    (families the case could not give) and ``drop`` (why the case gave nothing, else None).
+
+    Rows travel in chunks of ``CHUNK_ROWS`` (one job each: the per-job cost of the pipes is
+    then shared); results do not depend on the chunking or on the number of workers.
+    """
+    params_json = params.model_dump_json()
+    sizes: deque[int] = deque()
+
+    def payloads() -> Iterator[dict[str, Any]]:
+        for chunk in _chunks(rows):
+            sizes.append(len(chunk))
+            yield {"rows": chunk, "seed": seed, "params": params_json}
+
+    for result in pool.map(ITEMS_KIND, payloads()):
+        size = sizes.popleft()
+        status = result.get("status")
+        if status == "ok":
+            yield from result["cases"]
+        elif status in ("timeout", "memory"):
+            # Which case of the chunk was at fault is unknown: the whole chunk is dropped.
+            for _ in range(size):
+                yield {"items": [], "reasons": [], "drop": f"items_{status}"}
+        else:  # a bug in the item builder: fail loudly, with the worker's message
+            raise RuntimeError(f"building items failed: {result.get('detail') or status}")
+
+
+def _chunks(rows: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    chunk: list[dict[str, Any]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == CHUNK_ROWS:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def items_job(payload: dict[str, Any]) -> dict[str, Any]:
+    """Job kind ``items``: ``payload`` holds ``rows`` (traces rows), ``seed`` and ``params``
+    (TasksParams as JSON); the result's ``cases`` holds one result per row, in order."""
+    params = _params(payload["params"])
+    seed = payload["seed"]
+    return {"status": "ok", "cases": [case_items(row, seed, params) for row in payload["rows"]]}
+
+
+def case_items(row: dict[str, Any], seed: int, params: TasksParams) -> dict[str, Any]:
+    """The result of one traces row: ``items``, ``reasons`` and ``drop`` (see ``build_all``)."""
+    trace = load_trace(row)
+    if isinstance(trace, str):
+        return {"items": [], "reasons": [], "drop": trace}
+    items, reasons = build_items_with_reasons(row, trace, seed=seed, params=params)
+    drop = None
+    if not items:
+        drop = reasons[0].removeprefix("case:") if reasons else "no_item"
+    skipped = [r for r in reasons if not r.startswith("case:")]
+    return {"items": items, "reasons": skipped, "drop": drop}
+
+
+@functools.lru_cache(maxsize=8)
+def _params(text: str) -> TasksParams:
+    return TasksParams.model_validate_json(text)
+
+
+def load_trace(row: dict[str, Any]) -> dict[str, Any] | str:
+    """The trace of a traces row, or the reason the row cannot give items."""
+    status = row.get("status", "ok")
+    if status is not None and status != "ok":
+        return f"status_{status}"
+    for key in ("source", "entry", "args", "trace"):
+        if not isinstance(row.get(key), str):
+            return f"missing_{key}"
+    try:
+        trace = json.loads(row["trace"])
+    except json.JSONDecodeError:
+        return "bad_trace_json"
+    if not isinstance(trace, dict) or not isinstance(trace.get("steps"), list):
+        return "bad_trace_json"
+    return trace

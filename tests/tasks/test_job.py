@@ -1,0 +1,77 @@
+"""Items built in the items worker pool: the same rows as in-process, in order, whatever the
+chunking and the number of workers; rows that cannot give items are dropped with a reason."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from factory.params import TasksParams
+from factory.tasks import job
+from factory.tasks.items import build_items_with_reasons
+from factory.trace.tracer import trace_row_job
+
+PARAMS = TasksParams()
+
+
+@pytest.fixture(scope="module")
+def rows(cruxeval_traced: list[tuple[int, dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+    out = []
+    for index, record, _ in cruxeval_traced[:70]:
+        traced = trace_row_job({"source": record["code"], "entry": "f", "args": record["input"]})
+        assert traced["status"] == "ok"
+        out.append(
+            {
+                "case_id": f"c{index}",
+                "source": record["code"],
+                "entry": "f",
+                "args": record["input"],
+                "tier": 1,
+                "status": "ok",
+                "output_repr": traced["output_repr"],
+                "output_type": traced["output_type"],
+                "trace": traced["trace"],
+                "trace_length": traced["trace_length"],
+            }
+        )
+    broken = {**out[0], "case_id": "broken", "trace": "{not json"}
+    missing = {**out[1], "case_id": "missing", "source": None}
+    return out[:33] + [broken, missing] + out[33:]
+
+
+def expected(row: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The in-process result, as the tasks stage computed it before the pool existed."""
+    if row["source"] is None:
+        return {"items": [], "reasons": [], "drop": "missing_source"}
+    try:
+        trace = json.loads(row["trace"])
+    except json.JSONDecodeError:
+        return {"items": [], "reasons": [], "drop": "bad_trace_json"}
+    items, reasons = build_items_with_reasons(row, trace, seed=seed, params=PARAMS)
+    return {"items": items, "reasons": [r for r in reasons if not r.startswith("case:")], "drop": None}
+
+
+@pytest.mark.parametrize("workers, chunk", [(1, 16), (2, 5)])
+def test_pool_gives_the_in_process_items_in_order(
+    rows: list[dict[str, Any]], workers: int, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(job, "CHUNK_ROWS", chunk)
+    with job.items_pool(workers) as pool:
+        got = list(job.build_all(rows, pool, seed=7, params=PARAMS))
+    assert got == [expected(row, 7) for row in rows]
+    assert sum(len(r["items"]) for r in got) > 150
+    assert [r["drop"] for r in got if r["drop"]] == ["bad_trace_json", "missing_source"]
+
+
+def test_a_failing_builder_is_loud(rows: list[dict[str, Any]]) -> None:
+    """A bug in item building (here: params that the worker cannot read) stops the stage with the
+    worker's message, instead of dropping cases quietly."""
+
+    class Unreadable:
+        def model_dump_json(self) -> str:
+            return "{not json"
+
+    with job.items_pool(1) as pool, pytest.raises(RuntimeError, match="building items failed: job 'items'"):
+        list(job.build_all(rows[:3], pool, seed=0, params=Unreadable()))  # type: ignore[arg-type]
