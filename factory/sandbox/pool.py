@@ -3,9 +3,15 @@
 Each worker is a long-lived ``python -m factory.sandbox.worker`` in its own process group, started
 with one PYTHONHASHSEED (hash randomisation is fixed at interpreter start, so a pool serves one
 seed). The parent keeps a small window of jobs queued in every worker, multiplexes the pipes with
-``selectors``, and enforces the per-job timeout itself: a job that overruns gets its worker's whole
+``selectors``, and enforces the per-job timeout: a job that overruns gets its worker's whole
 process group SIGKILLed, is reported as ``timeout``, and a fresh worker takes the slot. Jobs queued
 behind it are sent again elsewhere, so one bad program never costs its neighbours anything.
+
+The timeout counts the job's CPU seconds (a per-job ``ITIMER_PROF`` in the worker), so that the
+same case gets the same verdict on an idle and on a loaded machine. The parent adds the wall-clock
+side: past ``timeout_s`` a worker that is not runnable (sleeping, waiting on a child) is killed at
+once; a runnable one (busy, or waiting for a core) may run on until its CPU timer fires, up to
+``WALL_FACTOR`` × ``timeout_s`` of wall time.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from factory.sandbox.worker import CRASH, KINDS, MEMORY, TIMEOUT, drop
 HEADER = struct.Struct("<I")
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 STARTUP_TIMEOUT_S = 60.0
+WALL_FACTOR = 10.0  # a runnable job's wall-clock limit, in multiples of its CPU timeout
+RECHECK_S = 0.05  # how often a runnable job past its timeout is looked at again
 READ_CHUNK = 1 << 18
 
 
@@ -54,6 +62,7 @@ class _Worker:
         "head_start",
         "ready",
         "spawned",
+        "recheck",
         "writing",
         "dead",
     )
@@ -71,6 +80,7 @@ class _Worker:
         self.head_start = 0.0
         self.ready = False
         self.spawned = time.monotonic()
+        self.recheck = 0.0  # past the head job's timeout: when to look at the worker again
         self.writing = False
         self.dead = False
 
@@ -106,6 +116,16 @@ def _kill_all(workers: list[_Worker | None]) -> None:
             workers[i] = None
 
 
+def _runnable(pid: int) -> bool:
+    """Whether the process is running or waiting for a core (state R in /proc), not blocked."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] == b"R"
+
+
 def _dropped(status: str) -> dict[str, Any]:
     result = drop(status)
     result.pop("retire", None)
@@ -114,7 +134,7 @@ def _dropped(status: str) -> dict[str, Any]:
 
 def _death_status(rc: int) -> str:
     """What a worker's death during a job means."""
-    if rc == -signal.SIGXCPU:  # the RLIMIT_CPU backstop fired before the parent's timeout
+    if rc in (-signal.SIGPROF, -signal.SIGXCPU):  # the job's CPU timer, or the RLIMIT_CPU backstop
         return TIMEOUT
     if rc == -signal.SIGKILL:  # not ours (we record our own kills): the kernel's OOM killer
         return MEMORY
@@ -162,6 +182,7 @@ class WorkerPool:
             "max_output_repr": max_output_repr,
             # Only a backstop for a parent that stopped watching; the parent's timeout comes first.
             "cpu_backstop_s": int(self.timeout_s * 3) + 5,
+            "cpu_timeout_s": self.timeout_s,
             "kinds": self.kinds,
         }
         self._argv = [sys.executable, "-m", "factory.sandbox.worker", repr(config)]
@@ -331,7 +352,7 @@ class _Loop:
         for pool in self.pools:
             for w in pool._workers:
                 if w.inflight:
-                    d = w.head_start + pool.timeout_s
+                    d = max(w.head_start + pool.timeout_s, w.recheck)
                 elif not w.ready:
                     d = w.spawned + STARTUP_TIMEOUT_S
                 else:
@@ -468,7 +489,10 @@ class _Loop:
         now = time.monotonic()
         for lane, pool in enumerate(self.pools):
             for w in list(pool._workers):
-                if w.inflight and now - w.head_start > pool.timeout_s:
+                if w.inflight and now - w.head_start > pool.timeout_s and now >= w.recheck:
+                    if now - w.head_start < pool.timeout_s * WALL_FACTOR and _runnable(w.pid):
+                        w.recheck = now + RECHECK_S  # busy or starved: its CPU timer decides
+                        continue
                     self._take_down(w, lane)
                     self._answer_head(w, lane, TIMEOUT)
                     self._respawn(w, lane)

@@ -74,7 +74,14 @@ BAD_PROGRAM = "bad_program"
 class WorkerConfig:
     """Limits of one worker, set by the pool (``memory_mb`` etc. as in ``WorkerPool``)."""
 
-    __slots__ = ("memory_mb", "max_output_bytes", "max_output_repr", "cpu_backstop_s", "kinds")
+    __slots__ = (
+        "memory_mb",
+        "max_output_bytes",
+        "max_output_repr",
+        "cpu_backstop_s",
+        "cpu_timeout_s",
+        "kinds",
+    )
 
     def __init__(
         self,
@@ -82,12 +89,14 @@ class WorkerConfig:
         max_output_bytes: int = 65536,
         max_output_repr: int = 2000,
         cpu_backstop_s: int = 30,
+        cpu_timeout_s: float | None = None,
         kinds: dict[str, str] | None = None,
     ) -> None:
         self.memory_mb = memory_mb
         self.max_output_bytes = max_output_bytes
         self.max_output_repr = max_output_repr
         self.cpu_backstop_s = cpu_backstop_s
+        self.cpu_timeout_s = cpu_timeout_s
         self.kinds = dict(KINDS if kinds is None else kinds)
 
 
@@ -433,6 +442,11 @@ class _Jobs:
 
     def run(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         self._arm_cpu()
+        if self.config.cpu_timeout_s:
+            # The job's timeout counts CPU seconds, not wall seconds, so that a busy machine does
+            # not turn a slow case into a timeout (outputs stay the same under load). SIGPROF's
+            # default action ends the worker; the pool reads that death as ``timeout``.
+            signal.setitimer(signal.ITIMER_PROF, self.config.cpu_timeout_s)
         _sink.reset()
         _real_setrecursionlimit(DEFAULT_RECURSION_LIMIT)
         # Seeded before every job, imported up front so that a program's first `import random`
@@ -451,6 +465,7 @@ class _Jobs:
             sys.stdout = sys.stderr = _sink
             # A program's alarm or signal handler must not fire during a later job.
             signal.alarm(0)
+            signal.setitimer(signal.ITIMER_PROF, 0)
             for sig, handler in self.handlers:
                 if signal.getsignal(sig) != handler:
                     signal.signal(sig, handler)

@@ -383,3 +383,48 @@ def test_one_job_kind_per_pool() -> None:
             list(map_pools([a], ["run", "run"], programs))
         with pytest.raises(ValueError, match="unknown job kind"):
             list(map_pools([a, b], ["run", "nope"], programs))
+
+
+BURN_CPU = """
+import time
+
+def f(seconds):
+    start = time.process_time()
+    while time.process_time() - start < seconds:
+        pass
+    return seconds
+"""
+
+
+def test_timeout_counts_cpu_seconds_so_a_loaded_machine_gives_the_same_verdicts() -> None:
+    """Six spinning processes on this machine's cores: a job needing 0.3 s of CPU takes well over
+    its 0.5 s timeout in wall time, yet is not a timeout; a job needing 5 s still is, in bounded time."""
+    import time
+
+    spinners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(3 * (os.cpu_count() or 1))
+    ]
+    try:
+        with WorkerPool(workers=1, timeout_s=TIMEOUT_S, memory_mb=256) as pool:
+            start = time.monotonic()
+            (fits,) = pool.map("run", [case(BURN_CPU, "0.3")])
+            fits_wall = time.monotonic() - start
+            start = time.monotonic()
+            (too_long,) = pool.map("run", [case(BURN_CPU, "5.0")])
+            too_long_wall = time.monotonic() - start
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
+    assert fits == {"status": "ok", "output_repr": "0.3", "output_type": "float"}
+    assert fits_wall > TIMEOUT_S  # the load was real: a wall-clock timeout would have fired
+    assert too_long["status"] == "timeout"
+    assert too_long_wall < TIMEOUT_S * 10 + 2.0
+
+
+def test_a_blocked_job_is_killed_at_its_wall_timeout_not_later(pool: WorkerPool) -> None:
+    import time
+
+    start = time.monotonic()
+    assert run_one(pool, case(HOSTILE["sleep"][0]))["status"] == "timeout"
+    assert time.monotonic() - start < TIMEOUT_S + 1.0
