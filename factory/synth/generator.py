@@ -76,6 +76,20 @@ def _is_atomic_code(code: str) -> bool:
     return isinstance(node, atomic)
 
 
+def _is_signed_number(code: str) -> bool:
+    """Whether ``code`` is a number literal with a sign, such as ``-7`` or ``+2.5``."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return False
+    return (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, (ast.USub, ast.UAdd))
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) in (int, float, complex)
+    )
+
+
 def _fill(template: str, placeholder: str, e: Expr) -> str:
     """The text of ``e`` for ``{placeholder}``, parenthesised where precedence needs it."""
     if not e.atomic and _needs_parens(template, placeholder):
@@ -321,16 +335,20 @@ class ProgramBuilder:
             bound = dict(zip(pred.params, req.args, strict=True))
             if pred.min_len and all(parts[bound[p]].min_len >= n for p, n in pred.min_len.items()):
                 continue
-            guards.append(pred.guard.format(**{p: parts[ref].code for p, ref in bound.items()}))
+            guards.append(
+                pred.guard.format(**{p: _fill(pred.guard, p, parts[ref]) for p, ref in bound.items()})
+            )
         result_len = {"same": recv.min_len, "grow": recv.min_len}.get(op.length_result, 0)
+        # `-7` reads as a negative literal, not as a use of `-` (the static check agrees).
+        counts_as_use = not _is_signed_number(code)
         if receiver is not None and op.length_recv != "same" and (op.mutates or op.statement):
             self.apply_length_effect(receiver, op.length_recv)
         return Expr(
             code,
             op.returns.substitute(binding) if op.returns else recv_type,
             _is_atomic_code(code),
-            target_uses=sum(e.target_uses for e in parts.values()) + is_target,
-            other_uses=sum(e.other_uses for e in parts.values()) + self.is_other(op),
+            target_uses=sum(e.target_uses for e in parts.values()) + (is_target and counts_as_use),
+            other_uses=sum(e.other_uses for e in parts.values()) + (self.is_other(op) and counts_as_use),
             min_len=result_len,
             guards=guards,
         )
@@ -506,7 +524,7 @@ class ProgramBuilder:
             self.loop_depth += 1
             body = inner()
             self.loop_depth -= 1
-            counts["other"] += 1
+            counts["other"] += ("call", "range") not in self.target_shapes  # as the check sees it
             node = For(var.name, f"range({self.rng.randint(2, 5)})", body)
         else:  # while: a counter that only the last statement of the body increments
             counter = Var(self.fresh_name(Type("int")), Type("int"), 0, frozen=True)
