@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from factory.errors import UserError
 
@@ -87,6 +87,25 @@ class TraceParams(_Section):
     rows_per_shard: int = Field(20_000, ge=100)
 
 
+class Phase2Params(_Section):
+    """The phase2 stage: code-generation items with shown examples and hidden tests."""
+
+    examples: int = Field(3, ge=1, le=20, description="executed cases shown in the prompt (at most)")
+    min_examples: int = Field(2, ge=1, le=20)
+    hidden_tests: int = Field(8, ge=1, le=100, description="hidden unit tests per item (at most)")
+    min_hidden_tests: int = Field(3, ge=1, le=100)
+    candidates: int = Field(24, ge=1, le=1000, description="extra argument lists drawn per program")
+    rows_per_shard: int = Field(50_000, ge=100)
+
+    @model_validator(mode="after")
+    def _minimums(self) -> Phase2Params:
+        if self.min_examples > self.examples:
+            raise ValueError("min_examples must not exceed examples")
+        if self.min_hidden_tests > min(self.hidden_tests, self.candidates):
+            raise ValueError("min_hidden_tests must not exceed hidden_tests or candidates")
+        return self
+
+
 class Params(_Section):
     seed: int = Field(42, ge=0)
     synthesize: SynthesizeParams = SynthesizeParams()
@@ -94,6 +113,7 @@ class Params(_Section):
     execute: ExecuteParams = ExecuteParams()
     trace: TraceParams = TraceParams()
     tasks: TasksParams = TasksParams()
+    phase2: Phase2Params = Phase2Params()
     # Sections of later stages are validated by their own modules.
     model_config = ConfigDict(extra="allow")
 
