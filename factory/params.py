@@ -120,6 +120,11 @@ class Params(_Section):
 
 def load_params(path: str | Path = "params.yaml") -> Params:
     """Read and validate params; a missing file or a bad value is a UserError naming it."""
+    return validate_section(Params, read_params_file(path), str(path))
+
+
+def read_params_file(path: str | Path) -> dict[str, Any]:
+    """The mapping of a params YAML file; a missing file or a bad one is a UserError naming it."""
     path = Path(path)
     try:
         raw: Any = yaml.safe_load(path.read_text())
@@ -129,7 +134,7 @@ def load_params(path: str | Path = "params.yaml") -> Params:
         raise UserError(f"{path}: not valid YAML: {exc}".splitlines()[0]) from None
     if not isinstance(raw, dict):
         raise UserError(f"{path}: params must be a YAML mapping")
-    return validate_section(Params, raw, str(path))
+    return raw
 
 
 def validate_section(model: type[_S], data: Mapping[str, Any] | None, where: str, prefix: str = "") -> _S:

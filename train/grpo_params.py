@@ -6,11 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import Field, field_validator
 
-from factory.errors import UserError
-from factory.params import _Section, validate_section
+from factory.params import _Section, read_params_file, validate_section
 
 
 class TinyModel(_Section):
@@ -78,15 +76,7 @@ class TrainParams(_Section):
 
 def load_train_params(path: str | Path, overrides: dict[str, Any] | None = None) -> TrainParams:
     """Read and validate ``train/params.yaml`` (``overrides``: dotted keys, e.g. from tests)."""
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise UserError(f"{path}: params file not found") from None
-    except yaml.YAMLError as exc:
-        raise UserError(f"{path}: not valid YAML: {exc}".splitlines()[0]) from None
-    if not isinstance(raw, dict):
-        raise UserError(f"{path}: params must be a YAML mapping")
+    raw = read_params_file(path)
     for dotted, value in (overrides or {}).items():
         node = raw
         *parents, last = dotted.split(".")
