@@ -165,7 +165,13 @@ def run_phase2_stage(
     ):
         pairs = _with_cases(programs_dir, executions_dir)
         while batch := [pair for _, pair in zip(range(BATCH), pairs, strict=False)]:
-            drawn = [candidates_for(program, pools, grammar, draw_seed, draw) for program, _ in batch]
+            # Programs that will be dropped for want of shown examples are not run at all.
+            drawn = [
+                candidates_for(program, pools, grammar, draw_seed, draw)
+                if len(cases) >= params.min_examples
+                else []
+                for program, cases in batch
+            ]
             jobs = [
                 {"source": program["source"], "entry": program["entry"], "args": args}
                 for (program, _), candidates in zip(batch, drawn, strict=True)
