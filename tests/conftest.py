@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +56,34 @@ def cruxeval_traced(
         if trace["status"] == "ok":
             traced.append((index, record, trace))
     return traced
+
+
+@dataclass(frozen=True)
+class WhiteBoxCase:
+    """A white-box item, the program it is about and the gold answer lines, one per question."""
+
+    source: str
+    item: dict[str, Any]
+    gold_lines: list[str]
+
+
+@pytest.fixture
+def white_box() -> WhiteBoxCase:
+    """The white-box item the scoring and reward tests share: ``f(3)`` on a two-branch program,
+    the output question, two next_line and two state questions (one ``Nil``)."""
+    source = "def f(x):\n    y = x * 2\n    if y > 10:\n        return y\n    return -y\n"
+    questions = [
+        {"family": "output", "answer": "-6", "answer_type": "int"},
+        {"family": "next_line", "line": 2, "occurrence": 1, "answer": 3},
+        {"family": "next_line", "line": 3, "occurrence": 1, "answer": 5},
+        {"family": "state", "line": 2, "occurrence": 1, "var": "y", "answer": "6; int"},
+        {"family": "state", "line": 4, "occurrence": 1, "var": "y", "answer": "Nil"},
+    ]
+    item = {
+        "family": "white_box",
+        "source": source,
+        "entry": "f",
+        "args": "3",
+        "questions": json.dumps(questions),
+    }
+    return WhiteBoxCase(source, item, ["assert f(3) == -6", "if y > 10:", "return -y", "6; int", "Nil"])

@@ -25,13 +25,15 @@ logs are per family:
   line per question (any code for codegen), for every item.
 
 A batch is scored with ``score_batch``: items that run code (input, codegen) run in parallel,
-``workers`` sandbox processes at a time. The default, ``default_workers()``, oversubscribes the
-cores (6 per core, 8 to 64): a sandbox job spends most of its wall time starting and ending a
-fresh process, so more jobs in flight than cores hides that latency (on 2 cores, code-generation
-items go from about 55/s with 2 workers to about 100/s with 12). Each function keeps
-``last_results`` (a ``ScoreResult`` or None per completion) and ``last_breakdown`` (per family:
-``n``, ``reward``, ``unparsed`` and, for white_box, ``r_io`` and ``r_wb``), and sends the same
-numbers to TRL's ``log_metric`` as ``scoring/<family>/<key>`` when the trainer offers it.
+``workers`` sandbox jobs at a time. The default, ``default_workers()``, oversubscribes the cores
+(6 per core, 8 to 64): a job spends much of its wall time waiting (for its fork, for the pipe
+round trip of each call), so more jobs in flight than cores hides that latency. Jobs are forked
+by the sandbox's fork server (about 3 ms of CPU each); with a fresh interpreter per job (the
+fallback) code-generation items went from about 55/s with 2 workers to about 100/s with 12.
+Each function keeps ``last_results`` (a ``ScoreResult`` or None per completion) and
+``last_breakdown`` (per family: ``n``, ``reward``, ``unparsed`` and, for white_box, ``r_io`` and
+``r_wb``), and sends the same numbers to TRL's ``log_metric`` as ``scoring/<family>/<key>`` when
+the trainer offers it.
 """
 
 from __future__ import annotations

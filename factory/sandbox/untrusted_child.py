@@ -1,15 +1,18 @@
-"""Bootstrap of one untrusted-code process; run as a script by ``factory.sandbox.untrusted``.
+"""Bootstrap of one untrusted-code process: run as a script by ``factory.sandbox.untrusted``
+(``main``), or called in a job forked by the fork server (``serve``, see ``untrusted_zygote``).
 
 Standard library only (the interpreter runs with ``-S -s -B -P``: no site-packages, no bytecode
 writes, no script directory on ``sys.path``). Order matters; nothing untrusted exists before step 4:
 
 1. rlimits (address space, CPU seconds, processes, file size, open files, no core files);
 2. lockdown through ``ctypes`` (x86_64 and aarch64 Linux, best effort): parent-death signal,
-   ``no_new_privs`` and a seccomp filter refusing sockets, process creation (threads allowed),
-   exec, signals to other processes, ptrace, device nodes, links, namespaces and mounts, raised
-   limits, real-time scheduling and a few dangerous ioctls; then ``ctypes`` is dropped;
+   ``no_new_privs``, Landlock (file-system changes only beneath the temporary directory, no TCP,
+   no signals out of the job; Linux ≥ 5.13) and a seccomp filter refusing sockets, process
+   creation (threads allowed), exec, signals to other processes, ptrace, device nodes, links,
+   namespaces and mounts, raised limits, real-time scheduling and a few dangerous ioctls; then
+   ``ctypes`` is dropped;
 3. an audit hook refusing what seccomp cannot judge by path (writes outside the temporary
-   directory, reads of other processes' ``/proc`` entries) and, again, sockets, processes,
+   directory, reads and listings of other processes' ``/proc`` entries) and, again, sockets, processes,
    signals, ``ctypes`` and introspection that could reach the hook. A refused event ends the
    process at once with ``VIOLATION_EXIT``: nothing to catch, no traceback that leads back here;
 4. the job (code text) is read from the request pipe, executed, and then the process answers
@@ -32,6 +35,7 @@ import marshal
 import os
 import resource
 import sys
+from typing import Any
 
 VIOLATION_EXIT = 86
 _FRAME_MAX = 1 << 26
@@ -185,43 +189,129 @@ def _bpf_program(machine: str, pid: int) -> list[tuple[int, int, int, int]]:
     return out
 
 
-def _lockdown(parent_pid: int) -> bool:
-    """Parent-death signal, no_new_privs and the seccomp filter; False where unavailable."""
-    machine = os.uname().machine
+def prepare_lockdown() -> tuple[Any, ...] | None:
+    """What ``_lockdown`` needs, built once: (prctl, filter array or None, address of the filter
+    program, index of the instruction that holds this process's pid, Landlock or None), or None
+    without ctypes.
+
+    A fresh process builds it in ``_lockdown``; the fork server builds it before forking, and
+    each job only writes its own pid into its copy of the array.
+    """
     try:
         import ctypes
     except ImportError:
-        return False
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    prctl = libc.prctl
+    prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+    prctl.restype = ctypes.c_int
+    machine = os.uname().machine
+    if machine not in _SYSCALLS:
+        return prctl, None, 0, 0, None
+    program = _bpf_program(machine, 0)
+    pid_at = next(i for i, (a, b) in enumerate(zip(program, _bpf_program(machine, 1), strict=True)) if a != b)
+
+    class SockFilter(ctypes.Structure):
+        _fields_ = [
+            ("code", ctypes.c_ushort),
+            ("jt", ctypes.c_ubyte),
+            ("jf", ctypes.c_ubyte),
+            ("k", ctypes.c_uint),
+        ]
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+
+    filters = (SockFilter * len(program))(*[SockFilter(*ins) for ins in program])
+    fprog = SockFprog(len(program), filters)
+    # The program structure must outlive its address: keep it on the array.
+    filters._execverify_fprog = fprog
+    return prctl, filters, ctypes.addressof(fprog), pid_at, _prepare_landlock(ctypes, libc)
+
+
+# Landlock (linux/landlock.h): syscalls numbered alike on every architecture, access rights.
+_LANDLOCK_CREATE, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT = 444, 445, 446
+_LL_WRITES = (1 << 1) | sum(1 << b for b in range(4, 13))  # write file; remove, make anything
+_LL_REFER, _LL_TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
+_LL_NET_TCP = (1 << 0) | (1 << 1)  # bind, connect (ABI 4)
+_LL_SCOPES = (1 << 0) | (1 << 1)  # abstract unix sockets, signals (ABI 6)
+
+
+class _Landlock:
+    """A Landlock ruleset, prepared once: file-system changes only beneath one directory, no TCP,
+    no signals or abstract sockets outside the domain. It holds in the kernel whatever the
+    process does afterwards, ctypes included (the audit hook is Python-level)."""
+
+    def __init__(self, ctypes: Any, libc: Any) -> None:
+        syscall = libc.syscall
+        syscall.restype = ctypes.c_long
+        syscall.argtypes = [ctypes.c_long] * 5
+        abi = syscall(_LANDLOCK_CREATE, 0, 0, 1, 0)  # LANDLOCK_CREATE_RULESET_VERSION
+        if abi < 1:
+            raise OSError("Landlock is not available")
+        fs = _LL_WRITES | (_LL_REFER if abi >= 2 else 0) | (_LL_TRUNCATE if abi >= 3 else 0)
+
+        class RulesetAttr(ctypes.Structure):
+            _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+        class PathBeneath(ctypes.Structure):
+            _pack_ = 1
+            _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+        self.attr = RulesetAttr(fs, _LL_NET_TCP if abi >= 4 else 0, _LL_SCOPES if abi >= 6 else 0)
+        self.attr_size = 8 if abi < 4 else 16 if abi < 6 else 24
+        self.rule = PathBeneath(fs, -1)
+        self.attr_address = ctypes.addressof(self.attr)
+        self.rule_address = ctypes.addressof(self.rule)
+        self.syscall = syscall
+        self.abi = abi
+
+    def apply(self, directory: str) -> bool:
+        """Restrict this process (needs no_new_privs); False when the kernel refused."""
+        ruleset = self.syscall(_LANDLOCK_CREATE, self.attr_address, self.attr_size, 0, 0)
+        if ruleset < 0:
+            return False
+        try:
+            self.rule.parent_fd = os.open(directory, os.O_PATH | os.O_CLOEXEC)
+            try:
+                if self.syscall(_LANDLOCK_ADD_RULE, ruleset, 1, self.rule_address, 0) != 0:
+                    return False  # 1: LANDLOCK_RULE_PATH_BENEATH
+            finally:
+                os.close(self.rule.parent_fd)
+            return self.syscall(_LANDLOCK_RESTRICT, ruleset, 0, 0, 0) == 0
+        finally:
+            os.close(ruleset)
+
+
+def _prepare_landlock(ctypes: Any, libc: Any) -> _Landlock | None:
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        prctl = libc.prctl
-        prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
-        prctl.restype = ctypes.c_int
+        return _Landlock(ctypes, libc)
+    except (OSError, AttributeError):
+        return None
+
+
+def _lockdown(parent_pid: int, prepared: tuple[Any, ...] | None = None, tmp: str | None = None) -> bool:
+    """Parent-death signal, no_new_privs, Landlock beneath ``tmp`` (when given and the kernel
+    has it) and the seccomp filter; returns whether seccomp is active."""
+    try:
+        if prepared is None:
+            prepared = prepare_lockdown()
+        if prepared is None:
+            return False
+        prctl, filters, fprog_address, pid_at, landlock = prepared
         prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
         if os.getppid() != parent_pid:
             os._exit(VIOLATION_EXIT)
-        if machine not in _SYSCALLS:
+        if filters is None:
             return False
-        program = _bpf_program(machine, os.getpid())
-
-        class SockFilter(ctypes.Structure):
-            _fields_ = [
-                ("code", ctypes.c_ushort),
-                ("jt", ctypes.c_ubyte),
-                ("jf", ctypes.c_ubyte),
-                ("k", ctypes.c_uint),
-            ]
-
-        class SockFprog(ctypes.Structure):
-            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
-
-        filters = (SockFilter * len(program))(*[SockFilter(*ins) for ins in program])
-        fprog = SockFprog(len(program), filters)
+        filters[pid_at].k = os.getpid()
         if prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
             return False
-        # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
-        return prctl(22, 2, ctypes.addressof(fprog), 0, 0) == 0
+        if landlock is not None and tmp is not None:
+            landlock.apply(tmp)
+        return prctl(22, 2, fprog_address, 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
     finally:
+        prepared = landlock = None
         for name in [m for m in sys.modules if m.split(".")[0] in ("ctypes", "_ctypes")]:
             del sys.modules[name]
 
@@ -320,6 +410,7 @@ def _make_hook(tmp: str, pid: int, seccomp: bool):
         _denied_imports=denied_imports,
         _path_events=path_events,
         _read_ok=read_ok,
+        _list_ok=("/proc/self/fd", f"/proc/{pid}/fd"),
         _write_flags=_OPEN_WRITE_FLAGS,
         _creat=os.O_CREAT,
         _count=[0],  # noqa: B006 - the hook's own counter, unreachable from outside
@@ -371,6 +462,15 @@ def _make_hook(tmp: str, pid: int, seccomp: bool):
                 return
             if event == "os.kill":
                 if _type(args[0]) is not _int or args[0] != _pid:
+                    _exit(_code)
+                return
+            if event == "os.listdir" or event == "os.scandir":
+                # Listing /proc itself is fine; inside it, only this process's descriptors.
+                p = args[0] if _len(args) else None
+                if _type(p) is _int:
+                    return  # a descriptor, opened (and so checked) before
+                n = _norm("." if p is None else p)
+                if n is None or (n.startswith("/proc/") and n not in _list_ok):
                     _exit(_code)
                 return
             spec = _path_events.get(event)
@@ -457,19 +557,45 @@ def _exception_names(exc: BaseException) -> str:
 
 
 def main() -> None:
-    """Set up the limits, the lockdown and the hook, then serve the job."""
+    """The per-process path: arguments from argv, then ``serve``."""
     req_fd, resp_fd = int(sys.argv[1]), int(sys.argv[2])
-    tmp = sys.argv[3]
     memory_mb, cpu_s, fsize_mb, nofile = (int(x) for x in sys.argv[4:8])
-    parent_pid = int(sys.argv[8])
-    _set_limits(memory_mb, cpu_s, fsize_mb, nofile)
-    seccomp = _lockdown(parent_pid)
-    frame = _read_frame(req_fd)
-    if frame is None:
-        os._exit(0)
-    job = marshal.loads(frame)
-    code_text, loose = job["code"], bool(job.get("loose"))
-    del frame, job
+    serve(req_fd, resp_fd, sys.argv[3], (memory_mb, cpu_s, fsize_mb, nofile), int(sys.argv[8]))
+
+
+def serve(
+    req_fd: int,
+    resp_fd: int,
+    tmp: str,
+    limits: tuple[int, int, int, int],
+    parent_pid: int,
+    lockdown_box: list[Any] | None = None,
+    _exit=os._exit,
+) -> None:
+    """Set up the limits, the lockdown and the hook, then serve the job; never returns.
+
+    ``limits`` is (memory_mb, cpu_s, fsize_mb, nofile). The caller has already made this process
+    the leader of a new session, with ``tmp`` as its working directory and only stdin, stdout,
+    stderr (all /dev/null) and the two pipes open. ``parent_pid`` is the process whose death
+    must end this one (the scorer, or the fork server). ``lockdown_box`` holds
+    ``prepare_lockdown()``'s result when the caller built it in advance; it is emptied, so that
+    once the lockdown is done nothing in this process refers to its ``prctl`` any more.
+    """
+    try:
+        _set_limits(*limits)
+        seccomp = _lockdown(parent_pid, lockdown_box.pop() if lockdown_box else None, tmp)
+        frame = _read_frame(req_fd)
+        if frame is None:
+            os._exit(0)
+        job = marshal.loads(frame)
+        code_text, loose = job["code"], bool(job.get("loose"))
+        del frame, job
+        _serve_job(req_fd, resp_fd, tmp, seccomp, code_text, loose)
+    finally:
+        _exit(0)  # bound at definition: a completion that patches ``os`` cannot make this return
+
+
+def _serve_job(req_fd: int, resp_fd: int, tmp: str, seccomp: bool, code_text: str, loose: bool) -> None:
     import builtins
 
     namespace = {"__name__": "__solution__", "__builtins__": builtins}

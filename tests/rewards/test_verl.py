@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -12,24 +13,29 @@ from factory.errors import UserError
 from factory.rewards.verl import compute_score, compute_score_batch, item_from_verl
 from factory.scoring import score_item
 
-SOURCE = "def f(x):\n    y = x * 2\n    if y > 10:\n        return y\n    return -y\n"
-QUESTIONS = [
-    {"family": "output", "answer": "-6", "answer_type": "int"},
-    {"family": "next_line", "line": 2, "occurrence": 1, "answer": 3},
-    {"family": "state", "line": 2, "occurrence": 1, "var": "y", "answer": "6; int"},
-]
-WHITE_BOX = {
-    "family": "white_box",
-    "source": SOURCE,
-    "entry": "f",
-    "args": "3",
-    "questions": json.dumps(QUESTIONS),
-}
-GOLD = "<answer>\nassert f(3) == -6\nif y > 10:\n6; int\n</answer>"
-HALF = "<answer>\nassert f(3) == 6\nif y > 10:\n6; int\n</answer>"  # output wrong, white-box right
 TESTS = ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]
 CODE = "<answer>\n```python\ndef add(a, b):\n    return a + b\n```\n</answer>"
 KEYS = {"score", "acc", "right", "wrong", "unparsed"}
+
+
+@dataclass(frozen=True)
+class WhiteBox:
+    """The shared white-box item, its questions, a gold completion and one with only the output
+    wrong (reward 1.0)."""
+
+    item: dict[str, Any]
+    questions: list[dict[str, Any]]
+    source: str
+    gold: str
+    half: str
+
+
+@pytest.fixture
+def wb(white_box) -> WhiteBox:
+    gold = "<answer>\n" + "\n".join(white_box.gold_lines) + "\n</answer>"
+    half = gold.replace("assert f(3) == -6", "assert f(3) == 6")
+    questions = json.loads(white_box.item["questions"])
+    return WhiteBox(white_box.item, questions, white_box.source, gold, half)
 
 
 def extra(item: dict[str, Any], *drop: str) -> dict[str, Any]:
@@ -42,24 +48,22 @@ def test_signature_is_verls():
     assert params[:4] == ["data_source", "solution_str", "ground_truth", "extra_info"]
 
 
-@pytest.mark.parametrize(
-    ("ground_truth", "info"),
-    [
-        (json.dumps(QUESTIONS), extra(WHITE_BOX, "questions")),  # questions JSON + columns
-        (QUESTIONS, extra(WHITE_BOX, "questions")),  # questions as a list
-        (WHITE_BOX, None),  # the whole item
-        (json.dumps(WHITE_BOX), {"split": "train"}),  # the whole item as JSON
-    ],
-)
-def test_ground_truth_forms_give_the_scorers_reward(ground_truth: Any, info: Any):
-    for text, gold in ((GOLD, 2.0), (HALF, 1.0), ("nothing", 0.0)):
+@pytest.mark.parametrize("form", ["questions_json", "questions_list", "item", "item_json"])
+def test_ground_truth_forms_give_the_scorers_reward(form: str, wb: WhiteBox):
+    ground_truth, info = {
+        "questions_json": (json.dumps(wb.questions), extra(wb.item, "questions")),
+        "questions_list": (wb.questions, extra(wb.item, "questions")),
+        "item": (wb.item, None),
+        "item_json": (json.dumps(wb.item), {"split": "train"}),
+    }[form]
+    for text, gold in ((wb.gold, 2.0), (wb.half, 1.0), ("nothing", 0.0)):
         assert compute_score("execverify/white_box", text, ground_truth, info)["score"] == gold
         assert compute_score("execverify", text, ground_truth, info, return_dict=False) == gold
-        assert gold == score_item(WHITE_BOX, text).reward
+        assert gold == score_item(wb.item, text).reward
 
 
-def test_result_dict_has_the_same_keys_for_every_family():
-    wb = compute_score("x", GOLD, WHITE_BOX)
+def test_result_dict_has_the_same_keys_for_every_family(wb: WhiteBox):
+    wb = compute_score("x", wb.gold, wb.item)
     code = compute_score("x", CODE, json.dumps(TESTS), {"entry": "add"})
     bad = compute_score("x", "no code", TESTS, {"entry": "add"})
     assert set(wb) == set(code) == set(bad) == KEYS
@@ -68,19 +72,19 @@ def test_result_dict_has_the_same_keys_for_every_family():
     assert bad["score"] == 0.0 and bad["acc"] == 0.0
 
 
-def test_family_from_data_source_and_reward_kwargs():
-    info = extra(WHITE_BOX, "family", "questions")
-    assert compute_score("execverify/white_box", HALF, QUESTIONS, info)["score"] == 1.0
-    assert compute_score("white_box", HALF, QUESTIONS, info, gated=True)["score"] == 0.0
-    assert compute_score("execverify:white_box", HALF, QUESTIONS, info, alpha=1.0)["score"] == 2.0
+def test_family_from_data_source_and_reward_kwargs(wb: WhiteBox):
+    info = extra(wb.item, "family", "questions")
+    assert compute_score("execverify/white_box", wb.half, wb.questions, info)["score"] == 1.0
+    assert compute_score("white_box", wb.half, wb.questions, info, gated=True)["score"] == 0.0
+    assert compute_score("execverify:white_box", wb.half, wb.questions, info, alpha=1.0)["score"] == 2.0
     with pytest.raises(UserError, match="no family"):
-        compute_score("gsm8k", GOLD, QUESTIONS, info)
+        compute_score("gsm8k", wb.gold, wb.questions, info)
 
 
-def test_exploits_score_zero_through_verl():
+def test_exploits_score_zero_through_verl(wb: WhiteBox):
     item = {
         "family": "input",
-        "source": SOURCE,
+        "source": wb.source,
         "entry": "f",
         "questions": [{"family": "input", "answer": "12"}],
     }
@@ -89,9 +93,9 @@ def test_exploits_score_zero_through_verl():
         assert compute_score("x", f"<answer>\n{line}\n</answer>", item)["score"] == 0.0
     assert compute_score("x", "<answer>\nassert f(6) == 12\n</answer>", item)["score"] == 1.0
     for line in ("assert f(3) == f(3)", "assert f(3) == -6 or True", "assert -6 == f(3)"):
-        text = GOLD.replace("assert f(3) == -6", line)
-        assert compute_score("x", text, WHITE_BOX, gated=True)["score"] == 0.0
-    assert compute_score("x", "<answer>\nassert f(3) == -6\n</answer>", WHITE_BOX)["score"] == 0.0
+        text = wb.gold.replace("assert f(3) == -6", line)
+        assert compute_score("x", text, wb.item, gated=True)["score"] == 0.0
+    assert compute_score("x", "<answer>\nassert f(3) == -6\n</answer>", wb.item)["score"] == 0.0
     exit_early = "```python\nimport sys\nsys.exit(0)\n```"
     assert compute_score("x", exit_early, TESTS, {"entry": "add"})["score"] == 0.0
 
@@ -106,10 +110,10 @@ def test_numpy_like_arrays_from_parquet_are_read_as_lists():
     assert compute_score("codegen", CODE, Array(TESTS), {"entry": "add"})["score"] == 1.0
 
 
-def test_batch_form_keeps_order():
+def test_batch_form_keeps_order(wb: WhiteBox):
     sources = ["execverify/white_box", "execverify/codegen", "execverify/white_box", "execverify/codegen"]
-    texts = [GOLD, CODE, HALF, "def add(a, b):\n    return 0\n"]
-    truths = [WHITE_BOX, TESTS, WHITE_BOX, TESTS]
+    texts = [wb.gold, CODE, wb.half, "def add(a, b):\n    return 0\n"]
+    truths = [wb.item, TESTS, wb.item, TESTS]
     infos = [None, {"entry": "add"}, None, {"entry": "add"}]
     out = compute_score_batch(sources, texts, truths, infos, workers=2)
     assert [o["score"] for o in out] == [2.0, 1.0, 1.0, 0.0]
@@ -118,8 +122,8 @@ def test_batch_form_keeps_order():
         compute_score_batch(sources, texts[:3], truths, infos)
 
 
-def test_malformed_ground_truth_raises():
+def test_malformed_ground_truth_raises(wb: WhiteBox):
     with pytest.raises(UserError, match="not JSON"):
-        compute_score("white_box", GOLD, "{not json", None)
+        compute_score("white_box", wb.gold, "{not json", None)
     with pytest.raises(UserError, match="is a int"):
-        compute_score("white_box", GOLD, 5, None)
+        compute_score("white_box", wb.gold, 5, None)

@@ -2,12 +2,16 @@
 
 Every hostile completion (tests/sandbox/hostile/) must fail all its tests, write nothing outside
 its sandbox, reach nothing over the network, leave no process or directory behind, and leave
-this (scoring) process alive and as fast as before.
+this (scoring) process alive and as fast as before. Jobs run through the fork server (the
+zygote); the suite checks that they do, and a part of it runs again on the per-process path.
+The zygote's own attack surface (reaching or killing it, leftover processes, descriptors,
+state carried from one job to the next, its death and restart) is tested at the end.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import statistics
@@ -20,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from factory.sandbox import untrusted
+from factory.sandbox import untrusted, untrusted_fork
 from factory.sandbox.untrusted import Opaque, call_function, run_tests
 from factory.scoring import score_item
 
@@ -50,13 +54,12 @@ def sandbox_dirs(monkeypatch: pytest.MonkeyPatch):
     yield made
     left = [p for p in made if os.path.exists(p)]
     assert not left, f"sandbox directories left behind: {left}"
-    assert not _sandbox_children(), "sandbox processes left behind"
+    assert not _sandbox_processes(), "sandbox processes left behind"
 
 
-def _sandbox_children() -> list[int]:
-    """Live (not zombie) processes whose parent is this process and that run the child script."""
+def _live_processes() -> list[tuple[int, int, bytes]]:
+    """(pid, parent pid, command line) of every live (not zombie) process."""
     found = []
-    me = os.getpid()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -67,9 +70,36 @@ def _sandbox_children() -> list[int]:
                 cmdline = fh.read()
         except OSError:
             continue
-        if int(fields[1]) == me and fields[0] != "Z" and b"untrusted_child" in cmdline:
-            found.append(int(entry))
+        if fields[0] != "Z":
+            found.append((int(entry), int(fields[1]), cmdline))
     return found
+
+
+def _sandbox_processes(grace_s: float = 2.0) -> list[int]:
+    """Jobs still alive after ``grace_s``: fresh processes of ours running the child script, and
+    any process but the zygote itself with the zygote's command line (a forked job, or anything
+    a job forked: without exec it keeps that command line, wherever it was reparented)."""
+    me = os.getpid()
+    zygote = _zygote_cmdline()
+    deadline = time.monotonic() + grace_s
+    while True:
+        found = [
+            pid
+            for pid, ppid, cmdline in _live_processes()
+            if (ppid == me and b"untrusted_child" in cmdline)
+            or (zygote is not None and cmdline == zygote[1] and pid != zygote[0])
+        ]
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.02)  # a job killed a moment ago may still be exiting
+
+
+def _zygote_cmdline() -> tuple[int, bytes] | None:
+    server = untrusted_fork.running()
+    if server is None:
+        return None
+    with open(f"/proc/{server.pid}/cmdline", "rb") as fh:
+        return server.pid, fh.read()
 
 
 class Listener:
@@ -330,6 +360,53 @@ print(json.dumps(out))
     assert not os.path.exists(os.path.join(tempfile.gettempdir(), "execverify-fifo-probe"))
 
 
+def _landlock_abi() -> int:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc.syscall(ctypes.c_long(444), None, ctypes.c_long(0), ctypes.c_long(1))
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or os.uname().machine not in ("x86_64", "aarch64") or _landlock_abi() < 1,
+    reason="Landlock needs Linux >= 5.13 with the LSM enabled",
+)
+def test_landlock_confines_changes_without_the_audit_hook(tmp_path: Path):
+    """The kernel-level layer alone: file-system changes only beneath the job's directory."""
+    inside, outside = tmp_path / "inside", tmp_path / "outside"
+    inside.mkdir()
+    outside.mkdir()
+    probe = f"""
+import json, os, sys
+sys.path.insert(0, {str(CHILD.parent)!r})
+import untrusted_child
+active = untrusted_child._lockdown(os.getppid(), tmp={str(inside)!r})
+out = {{"seccomp": active}}
+def attempt(name, fn):
+    try:
+        fn()
+        out[name] = "allowed"
+    except OSError as exc:
+        out[name] = type(exc).__name__
+attempt("write_inside", lambda: open({str(inside / "a.txt")!r}, "w").write("x"))
+attempt("mkdir_inside", lambda: os.mkdir({str(inside / "d")!r}))
+attempt("write_outside", lambda: open({str(outside / "a.txt")!r}, "w").write("x"))
+attempt("mkdir_outside", lambda: os.mkdir({str(outside / "d")!r}))
+attempt("rename_out", lambda: os.rename({str(inside / "a.txt")!r}, {str(outside / "b.txt")!r}))
+attempt("read_outside", lambda: open("/etc/hostname").read())
+print(json.dumps(out))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    out = json.loads(done.stdout)
+    assert out["seccomp"] is True
+    for name in ("write_inside", "mkdir_inside", "read_outside"):
+        assert out[name] == "allowed", name
+    for name in ("write_outside", "mkdir_outside", "rename_out"):
+        assert out[name] == "PermissionError", name
+    assert list(outside.iterdir()) == []
+
+
 # --------------------------------------------------------------------------------------------
 # the hostile suite
 
@@ -373,6 +450,7 @@ HOSTILE_CASES = {
     "chmod_sandbox_dir": ["assert f(1) == 2"],
     "chdir_escape": PLUS_ONE[:1],
     "proc_self_root": [f"assert {SECRET_VALUE!r} in f(1)"],
+    "ctypes_without_import": PLUS_ONE[:1],
 }
 
 
@@ -384,11 +462,7 @@ def test_hostile_suite_starts_with_a_baseline(baseline_speed: float):
     assert baseline_speed > 0
 
 
-@pytest.mark.parametrize("name", sorted(HOSTILE_CASES))
-def test_hostile_completion_fails_and_leaves_no_trace(
-    name: str, tmp_path: Path, listener: Listener, monkeypatch: pytest.MonkeyPatch
-):
-    monkeypatch.setenv(SECRET_NAME, SECRET_VALUE)
+def _assert_hostile_fails(name: str, tmp_path: Path, listener: Listener) -> None:
     outside = tmp_path / "outside" / "pwned.txt"
     outside.parent.mkdir()
     code = hostile(name, outside, listener.port)
@@ -398,6 +472,38 @@ def test_hostile_completion_fails_and_leaves_no_trace(
     assert report.per_test == [False] * len(tests)
     assert list(outside.parent.iterdir()) == [], "something was written outside the sandbox"
     assert (listener.connections, listener.received) == (0, b"")
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_CASES))
+def test_hostile_completion_fails_and_leaves_no_trace(
+    name: str, tmp_path: Path, listener: Listener, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv(SECRET_NAME, SECRET_VALUE)
+    zygote = untrusted_fork.server()
+    assert zygote is not None, "the fork server did not start"
+    _assert_hostile_fails(name, tmp_path, listener)
+    assert untrusted_fork.running() is zygote, "the job reached the fork server"
+
+
+@pytest.fixture
+def per_process():
+    """The per-process path (what runs when the fork server cannot start)."""
+    untrusted_fork.set_enabled(False)
+    yield
+    untrusted_fork.set_enabled(True)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["kill_parent", "fake_result_lines", "write_outside_dir_fd", "infinite_loop_signals_ignored",
+     "network", "fork_bomb", "os_exit_in_function", "patch_builtins"],
+)  # fmt: skip
+def test_hostile_completion_fails_on_the_per_process_path(
+    name: str, tmp_path: Path, listener: Listener, monkeypatch: pytest.MonkeyPatch, per_process: None
+):
+    monkeypatch.setenv(SECRET_NAME, SECRET_VALUE)
+    _assert_hostile_fails(name, tmp_path, listener)
+    assert untrusted_fork.running() is None
 
 
 @pytest.mark.parametrize(
@@ -410,6 +516,205 @@ def test_hostile_codegen_completion_scores_zero(name: str, tmp_path: Path, liste
     result = score_item(item, f"<answer>\n```python\n{code}\n```\n</answer>", timeout_s=TIMEOUT)
     assert result.reward == 0.0
     assert result.n_right == 0
+
+
+# --------------------------------------------------------------------------------------------
+# the fork server's own attack surface
+
+ZYGOTE_ATTACKS = {  # function bodies; the job's parent is the zygote
+    "kill": "os.kill(os.getppid(), signal.SIGKILL)",
+    "kill_group": "os.killpg(os.getpgid(os.getppid()), signal.SIGKILL)",
+    "kill_everyone": "os.kill(-1, signal.SIGKILL)",
+    "kill_own_old_group": "os.kill(0, signal.SIGKILL)",
+    "stop": "os.kill(os.getppid(), signal.SIGSTOP)",
+    "pidfd": "signal.pidfd_send_signal(os.pidfd_open(os.getppid()), signal.SIGKILL)",
+    "proc_mem": "open(f'/proc/{os.getppid()}/mem', 'r+b').write(b'x')",
+    "proc_fd": "os.listdir(f'/proc/{os.getppid()}/fd')",
+    "ptrace": "__import__('ctypes').CDLL(None).ptrace(16, os.getppid(), 0, 0)",
+    # Forged fork and release requests on every descriptor the job holds.
+    "control_socket": (
+        "for fd in range(3, 1024):\n"
+        "    for msg in (b'R' + marshal.dumps(os.getppid()), b'U', b'F'):\n"
+        "        try:\n"
+        "            os.write(fd, msg)\n"
+        "        except OSError:\n"
+        "            pass"
+    ),
+    # The zygote's frames are below the job's: look for the lockdown's prctl (a ctypes function
+    # built before the fork) anywhere up the stack and call it; finding none fails the test.
+    "harness_frames": (
+        "found = []\n"
+        "frame = sys._getframe()\n"
+        "while frame is not None:\n"
+        "    for value in list(frame.f_locals.values()):\n"
+        "        for held in [value, *getattr(value, '__dict__', {}).values()]:\n"
+        "            for item in held if type(held) in (list, tuple) else [held]:\n"
+        "                if type(item) is tuple and len(item) == 4 and callable(item[0]):\n"
+        "                    found.append(item[0](4, 1, 0, 0, 0))  # PR_SET_DUMPABLE 1\n"
+        "    frame = frame.f_back\n"
+        "if not found:\n"
+        "    raise LookupError('no prctl reachable')"
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ZYGOTE_ATTACKS))
+def test_a_job_cannot_reach_the_fork_server(attack: str):
+    zygote = untrusted_fork.server()
+    assert zygote is not None
+    body = "\n".join("    " + line for line in ZYGOTE_ATTACKS[attack].splitlines())
+    code = f"import marshal, os, signal, sys\ndef f(x):\n{body}\n    return x + 1\n"
+    report = run_tests(code, ["assert f(1) == 2"], timeout_s=TIMEOUT)
+    assert report.passed == 0, report
+    assert untrusted_fork.running() is zygote and zygote.alive()
+    with open(f"/proc/{zygote.pid}/stat") as fh:
+        assert fh.read().rsplit(")", 1)[1].split()[0] in "RS", "the fork server was stopped"
+    assert call_function("def f(x):\n    return x * 2\n", "f", (21,)).value == 42
+
+
+def test_jobs_are_forked_by_the_zygote_into_their_own_session():
+    zygote = untrusted_fork.server()
+    assert zygote is not None
+    src = (
+        "import os\n"
+        "def f(x):\n"
+        "    fds = sorted(int(n) for n in os.listdir('/proc/self/fd'))\n"
+        "    return [os.getppid(), os.getpid(), os.getpgid(0), os.getsid(0), fds, os.getcwd()]\n"
+    )
+    ppid, pid, pgid, sid, fds, cwd = call_function(src, "f", (0,)).value
+    assert ppid == zygote.pid
+    assert pid == pgid == sid, "a job leads its own session and process group"
+    # stdin, stdout, stderr, the two pipes, and the directory listdir itself opened
+    assert len(fds) == 6, fds
+    assert os.path.basename(cwd).startswith("execverify-untrusted-")
+
+
+def test_the_scorer_leaks_no_descriptors():
+    call_function("def f(x):\n    return x\n", "f", (0,))
+    before = sorted(os.listdir("/proc/self/fd"))
+    for i in range(30):
+        assert call_function("def f(x):\n    return x\n", "f", (i,)).value == i
+        run_tests("import os\nos._exit(0)\ndef f(x):\n    return x\n", ["assert f(1) == 1"])
+    assert sorted(os.listdir("/proc/self/fd")) == before
+
+
+def test_no_state_carries_from_one_job_to_the_next():
+    poison = (
+        "import builtins, collections, math, os, re, sys, random\n"
+        "builtins.len = lambda x: 99\n"
+        "builtins.sorted = None\n"
+        "math.pi = 3\n"
+        "re.compile = None\n"
+        "collections.Counter = dict\n"
+        "sys.setrecursionlimit(60)\n"
+        "os.environ['POISON'] = '1'\n"
+        "sys.modules['__main__'].PRELOAD = ()\n"
+        "sys.modules['untrusted_child']._exception_names = None\n"
+        "open('left-behind.txt', 'w').write('x')\n"
+        "def f(x):\n    return len([x]) + math.pi\n"
+    )
+    assert run_tests(poison, ["assert f(1) == 102"]).per_test == [True]  # it did poison itself
+    check = (
+        "import builtins, collections, math, os, re, sys\n"
+        "def f(x):\n"
+        "    return [len([1, 2]), sorted([2, 1]), math.pi, re.compile('a').pattern,\n"
+        "            collections.Counter('aa')['a'], sys.getrecursionlimit() > 60,\n"
+        "            'POISON' in os.environ, os.listdir('.'), x]\n"
+    )
+    value = call_function(check, "f", (7,)).value
+    assert value == [2, [1, 2], math.pi, "a", 2, True, False, [], 7]
+
+
+def test_a_job_leaves_no_thread_or_process_behind():
+    src = (
+        "import os, threading, time\n"
+        "def spin():\n    while True:\n        time.sleep(0.01)\n"
+        "def f(x):\n"
+        "    threading.Thread(target=spin, daemon=False).start()\n"
+        "    for make in (os.fork, lambda: os.posix_spawn('/bin/sleep', ['sleep', '60'], {})):\n"
+        "        try:\n            make()\n        except BaseException:\n            pass\n"
+        "    return x\n"
+    )
+    call_function(src, "f", (1,))
+    assert not _sandbox_processes()
+
+
+def test_the_kill_reaches_the_whole_process_group():
+    """What ``Job.kill`` does, on a real process group with a grandchild (jobs cannot fork)."""
+    leader = subprocess.Popen(
+        ["sh", "-c", "sleep 60 & echo $!; wait"], stdout=subprocess.PIPE, start_new_session=True
+    )
+    grandchild = int(leader.stdout.readline())
+    server = untrusted_fork.server()
+    assert server is not None
+    job = untrusted_fork.Job(leader.pid, server, os.pidfd_open(leader.pid))
+    job.kill()
+    assert leader.wait(timeout=5) == -9
+    leader.stdout.close()
+    deadline = time.monotonic() + 5
+    while any(pid == grandchild for pid, _, _ in _live_processes()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not any(pid == grandchild for pid, _, _ in _live_processes())
+    os.close(job.pidfd)
+
+
+def test_a_dead_zygote_is_replaced():
+    zygote = untrusted_fork.server()
+    assert zygote is not None
+    os.kill(zygote.pid, 9)
+    zygote.proc.wait(timeout=5)
+    assert call_function("def f(x):\n    return x + 1\n", "f", (1,)).value == 2
+    replacement = untrusted_fork.running()
+    assert replacement is not None and replacement.pid != zygote.pid
+
+
+def test_a_job_in_flight_when_the_zygote_dies_fails():
+    zygote = untrusted_fork.server()
+    assert zygote is not None
+    code = "def f(x):\n    while True:\n        pass\n"
+    out: list[untrusted.TestReport] = []
+    runner = threading.Thread(target=lambda: out.append(run_tests(code, ["assert f(1) is None"])))
+    start = time.monotonic()
+    runner.start()
+    time.sleep(0.5)
+    os.kill(zygote.pid, 9)
+    runner.join(10)
+    assert out and out[0].passed == 0 and out[0].status == "died"
+    assert time.monotonic() - start < 4, "the job outlived its zygote"
+    assert call_function("def f(x):\n    return x + 1\n", "f", (1,)).value == 2
+
+
+def test_a_zygote_that_cannot_start_falls_back_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    broken = tmp_path / "zygote.py"
+    broken.write_text("raise SystemExit(3)\n")
+    untrusted_fork.shutdown()
+    monkeypatch.setattr(untrusted_fork, "ZYGOTE_SCRIPT", str(broken))
+    monkeypatch.setattr(untrusted_fork, "_warned", False)
+    src = "import os\ndef f(x):\n    return os.getppid()\n"
+    with pytest.warns(RuntimeWarning, match="fork server could not start"):
+        assert call_function(src, "f", (0,)).value == os.getpid()  # a fresh child of ours
+    assert run_tests("def f(x):\n    return x + 1\n", ["assert f(1) == 2"]).passed == 1
+    monkeypatch.undo()
+    untrusted_fork.shutdown()
+    assert call_function(src, "f", (0,)).value == untrusted_fork.running().pid
+
+
+def test_the_zygote_exits_with_its_scorer():
+    probe = (
+        "import os, sys, time\n"
+        "from factory.sandbox import untrusted, untrusted_fork\n"
+        "assert untrusted.call_function('def f(x):\\n    return x\\n', 'f', (1,)).value == 1\n"
+        "print(untrusted_fork.running().pid, flush=True)\n"
+        "os._exit(0)\n"  # no clean shutdown: the zygote must notice the closed socket
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    zygote = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 5
+    while any(pid == zygote for pid, _, _ in _live_processes()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not any(pid == zygote for pid, _, _ in _live_processes())
 
 
 def test_zz_scorer_survives_and_keeps_its_speed(baseline_speed: float):

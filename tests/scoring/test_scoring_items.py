@@ -13,38 +13,21 @@ from factory.errors import UserError
 from factory.scoring import ScoreResult, needs_execution, score_batch, score_item
 
 BENCH = Path(__file__).resolve().parents[3] / "shared" / "benchmarks"
-SOURCE = "def f(x):\n    y = x * 2\n    if y > 10:\n        return y\n    return -y\n"
-WHITE_BOX = {
-    "family": "white_box",
-    "source": SOURCE,
-    "entry": "f",
-    "args": "3",
-    "questions": json.dumps(
-        [
-            {"family": "output", "answer": "-6", "answer_type": "int"},
-            {"family": "next_line", "line": 2, "occurrence": 1, "answer": 3},
-            {"family": "next_line", "line": 3, "occurrence": 1, "answer": 5},
-            {"family": "state", "line": 2, "occurrence": 1, "var": "y", "answer": "6; int"},
-            {"family": "state", "line": 4, "occurrence": 1, "var": "y", "answer": "Nil"},
-        ]
-    ),
-}
-GOLD_LINES = ["assert f(3) == -6", "if y > 10:", "return -y", "6; int", "Nil"]
 
 
 def answer(lines: list[str]) -> str:
     return "Let me trace it.\n<answer>\n" + "\n".join(lines) + "\n</answer>"
 
 
-def with_output(line: str) -> str:
-    return answer([line, *GOLD_LINES[1:]])
+def with_output(line: str, gold_lines: list[str]) -> str:
+    return answer([line, *gold_lines[1:]])
 
 
 # -- the known exploits (DESIGN §5), each scores 0 on its question -------------------------
 
 
-def test_gold_scores_the_maximum():
-    result = score_item(WHITE_BOX, answer(GOLD_LINES))
+def test_gold_scores_the_maximum(white_box):
+    result = score_item(white_box.item, answer(white_box.gold_lines))
     assert (result.reward, result.r_io, result.r_wb, result.n_right) == (2.0, 1.0, 1.0, 5)
 
 
@@ -58,17 +41,17 @@ def test_gold_scores_the_maximum():
         "assert f(3) == abs(-6) * -1",
     ],
 )
-def test_output_exploits_score_zero(line: str):
-    result = score_item(WHITE_BOX, with_output(line))
+def test_output_exploits_score_zero(line: str, white_box):
+    result = score_item(white_box.item, with_output(line, white_box.gold_lines))
     assert result.r_io == 0.0
     assert result.per_question[0]["verdict"] in ("wrong", "unparsed")
-    assert score_item(WHITE_BOX, with_output(line), gated=True).reward == 0.0
+    assert score_item(white_box.item, with_output(line, white_box.gold_lines), gated=True).reward == 0.0
 
 
-def test_input_pass_and_forged_eq_score_zero():
+def test_input_pass_and_forged_eq_score_zero(white_box):
     item = {
         "family": "input",
-        "source": SOURCE,
+        "source": white_box.source,
         "entry": "f",
         "args": "3",
         "questions": [{"family": "input", "answer": "-6"}],
@@ -82,33 +65,35 @@ def test_input_pass_and_forged_eq_score_zero():
 
 
 @pytest.mark.parametrize("n_lines", [0, 1, 4, 6, 10])
-def test_fewer_or_more_lines_score_zero(n_lines: int):
-    lines = (GOLD_LINES * 2)[:n_lines]
-    result = score_item(WHITE_BOX, answer(lines))
+def test_fewer_or_more_lines_score_zero(n_lines: int, white_box):
+    lines = (white_box.gold_lines * 2)[:n_lines]
+    result = score_item(white_box.item, answer(lines))
     assert result.reward == 0.0
     assert result.n_unparsed == 5
     assert all(q["answer"] is None for q in result.per_question)
 
 
-def test_blank_lines_and_fences_do_not_count_as_lines():
-    text = "<answer>\n```python\n\n" + "\n\n".join(GOLD_LINES) + "\n\n```\n</answer>"
-    assert score_item(WHITE_BOX, text).reward == 2.0
+def test_blank_lines_and_fences_do_not_count_as_lines(white_box):
+    text = "<answer>\n```python\n\n" + "\n\n".join(white_box.gold_lines) + "\n\n```\n</answer>"
+    assert score_item(white_box.item, text).reward == 2.0
 
 
 # -- forms of completion --------------------------------------------------------------------
 
 
-def test_conversational_completion_judges_the_last_assistant_message():
+def test_conversational_completion_judges_the_last_assistant_message(white_box):
     conversation = [
         {"role": "user", "content": "trace f(3)"},
-        {"role": "assistant", "content": answer(GOLD_LINES)},
+        {"role": "assistant", "content": answer(white_box.gold_lines)},
     ]
-    assert score_item(WHITE_BOX, conversation).reward == 2.0
-    assert score_item(WHITE_BOX, [{"role": "user", "content": answer(GOLD_LINES)}]).reward == 0.0
+    assert score_item(white_box.item, conversation).reward == 2.0
+    assert (
+        score_item(white_box.item, [{"role": "user", "content": answer(white_box.gold_lines)}]).reward == 0.0
+    )
 
 
-def test_result_to_dict_round_trips_through_json():
-    result = score_item(WHITE_BOX, answer(GOLD_LINES))
+def test_result_to_dict_round_trips_through_json(white_box):
+    result = score_item(white_box.item, answer(white_box.gold_lines))
     data = json.loads(json.dumps(result.to_dict()))
     assert data["reward"] == 2.0
     assert data["per_question"][1] == {
@@ -129,13 +114,13 @@ def test_result_to_dict_round_trips_through_json():
     }
 
 
-def test_alpha_weights_the_two_halves():
+def test_alpha_weights_the_two_halves(white_box):
     lines = ["assert f(3) == -6", "x", "x", "x", "x"]  # output right, white-box all wrong
-    assert score_item(WHITE_BOX, answer(lines), alpha=0.0).reward == 2.0
-    assert score_item(WHITE_BOX, answer(lines), alpha=1.0).reward == 0.0
-    assert score_item(WHITE_BOX, answer(lines), alpha=0.25).reward == 1.5
+    assert score_item(white_box.item, answer(lines), alpha=0.0).reward == 2.0
+    assert score_item(white_box.item, answer(lines), alpha=1.0).reward == 0.0
+    assert score_item(white_box.item, answer(lines), alpha=0.25).reward == 1.5
     with pytest.raises(ValueError):
-        score_item(WHITE_BOX, answer(lines), alpha=1.5)
+        score_item(white_box.item, answer(lines), alpha=1.5)
 
 
 # -- validation -----------------------------------------------------------------------------
@@ -150,16 +135,6 @@ def test_alpha_weights_the_two_halves():
         ({"family": "codegen", "entry": "f", "tests": "not json"}, "not valid JSON"),
         ({"family": "codegen", "entry": "f", "tests": []}, "non-empty"),
         ({"family": "codegen", "entry": "not a name", "tests": ["assert 1"]}, "entry"),
-        (
-            {**WHITE_BOX, "questions": [{"family": "oracle", "answer": 1}]},
-            "unknown question family",
-        ),
-        (
-            {**WHITE_BOX, "questions": [{"family": "next_line", "answer": 1}]},
-            "first question must be the output",
-        ),
-        ({**WHITE_BOX, "args": None}, "needs 'args'"),
-        ({**WHITE_BOX, "family": "coverage"}, "coverage questions only"),
     ],
 )
 def test_bad_items_raise_user_errors(item: dict[str, Any], message: str):
@@ -167,23 +142,37 @@ def test_bad_items_raise_user_errors(item: dict[str, Any], message: str):
         score_item(item, "anything")
 
 
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"questions": [{"family": "oracle", "answer": 1}]}, "unknown question family"),
+        ({"questions": [{"family": "next_line", "answer": 1}]}, "first question must be the output"),
+        ({"args": None}, "needs 'args'"),
+        ({"family": "coverage"}, "coverage questions only"),
+    ],
+)
+def test_bad_white_box_items_raise_user_errors(changes: dict[str, Any], message: str, white_box):
+    with pytest.raises(UserError, match=message):
+        score_item({**white_box.item, **changes}, "anything")
+
+
 # -- batches --------------------------------------------------------------------------------
 
 
-def test_batch_keeps_order_and_matches_single_scoring():
+def test_batch_keeps_order_and_matches_single_scoring(white_box):
     codegen = {"family": "codegen", "entry": "f", "tests": ["assert f(1) == 2", "assert f(2) == 3"]}
     inputs = {
         "family": "input",
-        "source": SOURCE,
+        "source": white_box.source,
         "entry": "f",
         "questions": [{"family": "input", "answer": "12"}],
     }
-    items = [WHITE_BOX, codegen, inputs, WHITE_BOX, codegen, inputs]
+    items = [white_box.item, codegen, inputs, white_box.item, codegen, inputs]
     completions = [
-        answer(GOLD_LINES),
+        answer(white_box.gold_lines),
         "def f(x):\n    return x + 1\n",
         answer(["assert f(6) == 12"]),
-        answer(GOLD_LINES[:1] + ["x"] * 4),
+        answer(white_box.gold_lines[:1] + ["x"] * 4),
         "def f(x):\n    return x\n",
         answer(["assert f(7) == 12"]),
     ]

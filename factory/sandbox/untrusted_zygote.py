@@ -1,0 +1,232 @@
+"""The fork server (zygote) of the untrusted sandbox; run as a script by ``untrusted_fork``.
+
+Standard library only. Started once per scoring process as ``python -S -s -B -P
+untrusted_zygote.py CONTROL_FD PARENT_PID`` in a scrubbed environment, with stdin, stdout and
+stderr on /dev/null and no other descriptor than its end of the control socket. It makes
+itself non-dumpable (no same-user ``ptrace`` or
+``/proc/<pid>/mem``), pre-imports the job bootstrap (``untrusted_child``, ``ctypes`` for its
+lockdown) and modules that completions often import, freezes the garbage collector's view of
+them (fewer copy-on-write faults per job), and serves one request at a time. It never runs
+untrusted code itself and is never under seccomp or an audit hook. When the scorer closes its
+end of the socket (or dies), it kills its jobs and exits.
+
+Control messages (a ``SOCK_SEQPACKET`` socket pair: one message each, descriptors attached):
+
+- ``F`` + marshal ``(tmp, (memory_mb, cpu_s, fsize_mb, nofile))`` with two descriptors (the
+  job's request read end and response write end): fork a job; answers ``P`` + marshal ``pid``,
+  with a pidfd of the job attached where the kernel has ``pidfd_open``, or ``E`` + the reason
+  when the fork failed.
+- ``W`` + marshal ``pid``: the job's exit code (negative: killed by that signal) or None while it
+  runs, answered as ``S`` + marshal; it peeks (``WNOWAIT``) and never reaps.
+- ``R`` + marshal ``pid``: release; the parent is done and has killed the job's process group.
+  The job is reaped only now, so until then its pid (and so its process group id) cannot be
+  reused: the parent's ``killpg`` can never reach a stranger. No answer.
+- ``U``: CPU seconds of this process and of its reaped jobs, answered as ``U`` + marshal.
+
+A job child, before any untrusted byte is read, does what a fresh sandbox process does: a new
+session (its pid is its process group id), every descriptor closed but stdio and its two pipes
+(the control socket first of all), the temporary directory as working directory and ``HOME``/
+``TMPDIR``, then ``untrusted_child.serve``: rlimits, parent-death signal, seccomp, the audit
+hook, the code. The job cannot signal, ``ptrace`` or open the zygote (seccomp and the hook allow
+signals to itself only and no other process's ``/proc`` entries), cannot write to the control
+socket (closed) and cannot change the zygote's memory (its own is a copy): each job starts
+from the same pristine state, whatever the previous one did.
+"""
+
+from __future__ import annotations
+
+import gc
+import marshal
+import os
+import select
+import signal
+import socket
+import sys
+from typing import Any
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, _HERE)
+import untrusted_child  # noqa: E402 - the job bootstrap, found beside this file
+
+sys.path.remove(_HERE)  # a completion's ``import pool`` must not find the package's modules
+
+# Modules completions commonly import, loaded once here instead of once per job.
+PRELOAD = (
+    "ctypes", "collections", "collections.abc", "re", "math", "itertools", "functools", "heapq",
+    "bisect", "string", "operator", "copy", "typing", "random",
+)  # fmt: skip
+_MAX_MESSAGE = 1 << 16
+
+
+def _not_dumpable() -> None:
+    """PR_SET_DUMPABLE 0: no same-user ``ptrace`` or ``/proc/<pid>/mem`` of this process (its
+    jobs inherit it); best effort off Linux.
+
+    No parent-death signal here: the kernel sends it when the *thread* that started this process
+    ends, and scorers start it from short-lived pool threads. The scorer's death closes the
+    control socket instead, and the serving loop then kills its jobs and exits.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+        libc.prctl(4, 0, 0, 0, 0)
+    except (ImportError, OSError, AttributeError):
+        pass
+
+
+def _close_all_but(keep: tuple[int, ...]) -> None:
+    """Close every descriptor from 3 up except those in ``keep``."""
+    low = 3
+    for fd in sorted(set(keep)):
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    os.closerange(low, max(low + 1, os.sysconf("SC_OPEN_MAX")))
+
+
+def _job(
+    req_fd: int, resp_fd: int, tmp: str, limits: tuple[int, int, int, int], zygote_pid: int, box: list[Any]
+) -> None:
+    """The forked child: set up like a fresh sandbox process, then serve; never returns."""
+    _exit = os._exit
+    try:
+        os.setsid()
+        _close_all_but((req_fd, resp_fd))
+        os.chdir(tmp)
+        os.environ["HOME"] = tmp
+        os.environ["TMPDIR"] = tmp
+        untrusted_child.serve(req_fd, resp_fd, tmp, limits, zygote_pid, box)
+    finally:
+        _exit(0)
+
+
+class Zygote:
+    """The serving loop and the jobs this process forked and has not reaped yet."""
+
+    def __init__(self, ctrl: socket.socket, lockdown_box: list[Any]) -> None:
+        self.ctrl = ctrl
+        # [prepare_lockdown()]: each job writes its pid into its copy and empties the box, so
+        # the job's code finds no reference to ctypes' prctl anywhere (not up the stack either).
+        self.lockdown_box = lockdown_box
+        self.live: set[int] = set()  # forked, not released
+        self.released: set[int] = set()  # released, not reaped yet
+
+    def serve(self) -> None:
+        poller = select.poll()
+        poller.register(self.ctrl.fileno(), select.POLLIN)
+        while True:
+            self._reap()
+            if not poller.poll(20 if self.released else None):
+                continue
+            try:
+                msg, fds, _flags, _addr = socket.recv_fds(self.ctrl, _MAX_MESSAGE, 2)
+            except OSError:
+                msg, fds = b"", []
+            if not msg:
+                break  # the scorer closed its end or died
+            try:
+                self._handle(msg[:1], msg[1:], fds)
+            finally:
+                for fd in fds:
+                    os.close(fd)
+        self._shutdown()
+
+    def _handle(self, kind: bytes, body: bytes, fds: list[int]) -> None:
+        if kind == b"F" and len(fds) == 2:
+            tmp, limits = marshal.loads(body)
+            try:
+                pid = os.fork()
+            except OSError as exc:  # out of processes or memory: this job fails, not the server
+                self.ctrl.send(b"E" + str(exc).encode()[:200])
+                return
+            if pid == 0:
+                self.ctrl.close()
+                _job(fds[0], fds[1], tmp, tuple(limits), os.getppid(), self.lockdown_box)
+            self.live.add(pid)
+            extra: list[int] = []
+            try:
+                extra.append(os.pidfd_open(pid))
+            except (AttributeError, OSError):
+                pass
+            try:
+                socket.send_fds(self.ctrl, [b"P" + marshal.dumps(pid)], extra)
+            finally:
+                for fd in extra:
+                    os.close(fd)
+        elif kind == b"W":
+            pid = marshal.loads(body)
+            code = None
+            if pid in self.live:
+                try:
+                    info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                except ChildProcessError:
+                    info = None
+                if info is not None:
+                    killed = info.si_code in (os.CLD_KILLED, os.CLD_DUMPED)
+                    code = -info.si_status if killed else info.si_status
+            self.ctrl.send(b"S" + marshal.dumps(code))
+        elif kind == b"R":
+            pid = marshal.loads(body)
+            if pid in self.live:
+                self.live.discard(pid)
+                _kill(pid)
+                self.released.add(pid)
+        elif kind == b"U":
+            me = os.times()
+            self.ctrl.send(b"U" + marshal.dumps((me.user + me.system, me.children_user + me.children_system)))
+        else:
+            self.ctrl.send(b"E" + b"bad request")
+
+    def _reap(self) -> None:
+        for pid in list(self.released):
+            try:
+                done, _status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self.released.discard(pid)
+
+    def _shutdown(self) -> None:
+        for pid in self.live | self.released:
+            _kill(pid)
+        for pid in self.live | self.released:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL a job and its process group; safe because the job is not reaped yet."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def main() -> None:
+    """Arguments: the control socket's descriptor and the scorer's pid."""
+    ctrl_fd, parent_pid = int(sys.argv[1]), int(sys.argv[2])
+    if os.getppid() != parent_pid:
+        os._exit(1)
+    _not_dumpable()
+    ctrl = socket.socket(fileno=ctrl_fd)
+    import importlib
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    zygote = Zygote(ctrl, [untrusted_child.prepare_lockdown()])
+    gc.collect()
+    gc.freeze()
+    ctrl.send(b"ready")
+    zygote.serve()
+
+
+if __name__ == "__main__":
+    main()
