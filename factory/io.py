@@ -45,13 +45,17 @@ def parse_json_object(text: str, where: str) -> dict[str, Any]:
 
 def write_json_atomic(path: str | Path, obj: Any) -> None:
     """Write ``obj`` as pretty, key-sorted JSON; readers never see a half-written file."""
+    write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as fh:
-            json.dump(obj, fh, indent=2, sort_keys=True)
-            fh.write("\n")
+            fh.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -116,14 +120,7 @@ class ShardWriter:
             self._writer = None
         if not self._shards:
             pq.write_table(self.schema.empty_table(), self.tmp_dir / "part-00000.parquet", compression="zstd")
-        old = None
-        if self.out_dir.exists():
-            old = self.out_dir.with_name(f".{self.out_dir.name}.old")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(self.out_dir, old)
-        os.replace(self.tmp_dir, self.out_dir)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        replace_dir(self.tmp_dir, self.out_dir)
 
     def abort(self) -> None:
         if self._writer is not None:
@@ -139,6 +136,19 @@ class ShardWriter:
             self.close()
         else:
             self.abort()
+
+
+def replace_dir(tmp_dir: str | Path, out_dir: str | Path) -> None:
+    """Swap the finished folder ``tmp_dir`` in as ``out_dir`` (the previous one goes only after)."""
+    tmp_dir, out_dir = Path(tmp_dir), Path(out_dir)
+    old = None
+    if out_dir.exists():
+        old = out_dir.with_name(f".{out_dir.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(out_dir, old)
+    os.replace(tmp_dir, out_dir)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def shard_paths(in_dir: str | Path) -> list[Path]:

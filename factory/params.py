@@ -106,6 +106,50 @@ class Phase2Params(_Section):
         return self
 
 
+class BenchmarkSpec(_Section):
+    """One benchmark to decontaminate against: a JSON Lines (optionally gzipped) or JSON-array file."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    path: str
+    fields: list[str] = Field(["code"], min_length=1, description="record fields joined into the program")
+
+
+class AssembleParams(_Section):
+    """The assemble stage: dedup, decontamination, splits and configs of the release folder."""
+
+    test_share: float = Field(0.1, ge=0, lt=1, description="share of programs in the test split")
+    phase1: dict[str, float] = Field(
+        {"white_box": 0.5, "input": 0.5}, description="family -> share of the phase1 config"
+    )
+    near_dup_literals: str = Field("keep", pattern="^(keep|abstract)$")
+    ngram: int = Field(12, ge=3, le=200, description="n of the token n-grams compared with benchmarks")
+    ngram_threshold: float = Field(0.5, gt=0, le=1, description="share of a program's n-grams found")
+    benchmarks: list[BenchmarkSpec] = [
+        BenchmarkSpec(name="cruxeval", path="../shared/benchmarks/cruxeval/cruxeval.jsonl", fields=["code"]),
+        BenchmarkSpec(
+            name="humaneval",
+            path="../shared/benchmarks/humaneval/HumanEval.jsonl.gz",
+            fields=["prompt", "canonical_solution"],
+        ),
+        BenchmarkSpec(name="mbpp", path="../shared/benchmarks/mbpp/sanitized-mbpp.json", fields=["code"]),
+    ]
+    rows_per_shard: int = Field(50_000, ge=100)
+
+    @field_validator("phase1")
+    @classmethod
+    def _phase1(cls, v: dict[str, float]) -> dict[str, float]:
+        if not v or any(not 0 < s <= 1 for s in v.values()) or abs(sum(v.values()) - 1) > 1e-9:
+            raise ValueError("phase1 shares must be in (0, 1] and sum to 1")
+        return v
+
+    @field_validator("benchmarks")
+    @classmethod
+    def _benchmarks(cls, v: list[BenchmarkSpec]) -> list[BenchmarkSpec]:
+        if len({b.name for b in v}) != len(v):
+            raise ValueError("benchmark names must be distinct")
+        return v
+
+
 class Params(_Section):
     seed: int = Field(42, ge=0)
     synthesize: SynthesizeParams = SynthesizeParams()
@@ -114,6 +158,7 @@ class Params(_Section):
     trace: TraceParams = TraceParams()
     tasks: TasksParams = TasksParams()
     phase2: Phase2Params = Phase2Params()
+    assemble: AssembleParams = AssembleParams()
     # Sections of later stages are validated by their own modules.
     model_config = ConfigDict(extra="allow")
 

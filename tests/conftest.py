@@ -87,3 +87,128 @@ def white_box() -> WhiteBoxCase:
         "questions": json.dumps(questions),
     }
     return WhiteBoxCase(source, item, ["assert f(3) == -6", "if y > 10:", "return -y", "6; int", "Nil"])
+
+
+@pytest.fixture(scope="session")
+def small_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real tasks table from the whole chain on small params (tiers 1 and 4, one case per
+    program): synthesize → inputs → execute → trace → tasks, in-process. Returns its folder."""
+    from factory.execute.stage import run_execute_stage
+    from factory.inputs.stage import run_inputs_stage
+    from factory.params import ExecuteParams, InputsParams, SynthesizeParams, TasksParams, TraceParams
+    from factory.synth.stage import run_synthesize_stage
+    from factory.tasks.stage import run_tasks_stage
+    from factory.trace.stage import run_trace_stage
+
+    tmp = tmp_path_factory.mktemp("small_chain")
+    execute = ExecuteParams()
+    run_synthesize_stage(5, SynthesizeParams(tiers=[1, 4]), tmp / "programs", tmp / "synthesize.json")
+    run_inputs_stage(
+        5, InputsParams(per_program=1, candidates=4), execute, "grammars/python",
+        tmp / "programs", tmp / "cases", tmp / "inputs.json",
+    )  # fmt: skip
+    run_execute_stage(tmp / "cases", tmp / "executions", tmp / "execute.json", execute)
+    run_trace_stage(tmp / "executions", tmp / "traces", tmp / "trace.json", TraceParams(), execute)
+    run_tasks_stage(tmp / "traces", tmp / "tasks", tmp / "tasks.json", 5, TasksParams())
+    return tmp / "tasks"
+
+
+class OlahHub:
+    """A Hub-compatible server (``olah``, offline) on 127.0.0.1 serving local git repositories.
+
+    ``publish(folder, "ORG/NAME", "v1")`` commits a folder into the dataset repository ORG/NAME
+    and tags it, which is what a publish is on the Hub; clients read it with
+    ``HF_ENDPOINT=hub.endpoint`` and an explicit ``revision=``.
+    """
+
+    def __init__(self, root: Path) -> None:
+        import socket
+        import subprocess
+        import time
+        import urllib.request
+
+        self.root = root
+        self.mirrors = root / "mirrors"
+        self.mirrors.mkdir(parents=True)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        config = root / "olah.toml"
+        config.write_text(
+            "[basic]\n"
+            f'host = "127.0.0.1"\nport = {self.port}\n'
+            f'repos-path = "{root / "cache"}"\nmirrors-path = ["{self.mirrors}"]\n'
+            f'mirror-netloc = "127.0.0.1:{self.port}"\nmirror-lfs-netloc = "127.0.0.1:{self.port}"\n'
+            "[accessibility]\noffline = true\n"
+        )
+        script = Path(sys.executable).parent / "olah-cli"
+        self.log = (root / "olah.log").open("w")
+        self.proc = subprocess.Popen(
+            [str(script), "-c", str(config)], cwd=root, stdout=self.log, stderr=subprocess.STDOUT
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{self.endpoint}/api/datasets/none/none/refs", timeout=2)
+            except urllib.error.HTTPError:
+                break  # it answers (404 for a missing repository)
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.close()
+                    raise RuntimeError(
+                        f"olah did not start: {(root / 'olah.log').read_text()[-2000:]}"
+                    ) from None
+                time.sleep(0.2)
+            else:
+                break
+
+    def publish(self, folder: Path, repo_id: str, tag: str) -> str:
+        """Commit ``folder``'s files as the repository's next version and tag it; the commit id."""
+        import shutil
+        import subprocess
+
+        repo = self.mirrors / "datasets" / repo_id
+        git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.com", "-C", str(repo)]
+        if not repo.exists():
+            repo.mkdir(parents=True)
+            subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+        for old in repo.iterdir():
+            if old.name != ".git":
+                shutil.rmtree(old) if old.is_dir() else old.unlink()
+        shutil.copytree(folder, repo, dirs_exist_ok=True)
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", f"Release {tag}"], check=True)
+        subprocess.run([*git, "tag", tag], check=True)
+        return subprocess.run(
+            [*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+    def env(self, home: Path) -> dict[str, str]:
+        """Environment for a client process: this endpoint, an empty cache, no token."""
+        import os
+
+        # another test may have set TRANSFORMERS_OFFLINE or HF_*_OFFLINE in this process: drop them
+        drop = ("HF_", "HUGGINGFACE", "TRANSFORMERS_OFFLINE")
+        keep = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+        return {**keep, "HF_ENDPOINT": self.endpoint, "HF_HOME": str(home), "HF_HUB_DISABLE_TELEMETRY": "1"}
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except Exception:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+@pytest.fixture(scope="session")
+def olah_hub(tmp_path_factory: pytest.TempPathFactory):
+    """A running ``OlahHub`` for the test session (stopped at the end)."""
+    hub = OlahHub(tmp_path_factory.mktemp("olah"))
+    try:
+        yield hub
+    finally:
+        hub.close()

@@ -1,0 +1,2 @@
+"""The release: assemble ``data/release/`` (dedup, decontamination, splits, configs, dataset card)
+and publish it to the Hugging Face Hub as a tagged version (DESIGN §8)."""

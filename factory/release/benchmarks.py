@@ -1,0 +1,132 @@
+"""Benchmark programs to decontaminate against, and the index that finds them in our programs.
+
+A benchmark is a file of records (JSON Lines, gzipped JSON Lines or one JSON array); the program
+of a record is its ``fields`` joined by newlines (HumanEval: prompt + canonical solution). A program
+of ours is contaminated by a benchmark when one of its renamed-AST keys (the whole program or one
+function) equals one of the benchmark's, or when at least ``threshold`` of its normalised-token
+n-grams occur in the benchmark.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from factory.errors import UserError
+from factory.params import BenchmarkSpec
+from factory.release.normalize import ast_keys, ngrams, parse, token_stream
+
+
+def load_records(path: Path) -> list[dict[str, Any]]:
+    """The records of a benchmark file; a missing or broken file is a UserError naming it."""
+    if not path.is_file():
+        raise UserError(f"{path}: benchmark file not found (see assemble.benchmarks in params.yaml)")
+    try:
+        opener = gzip.open if path.name.endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8") as fh:
+            text = fh.read()
+        if text.lstrip().startswith("["):
+            records = json.loads(text)
+        else:
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, EOFError) as exc:
+        raise UserError(f"{path}: not a JSON Lines or JSON array file ({exc})".splitlines()[0]) from None
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise UserError(f"{path}: expected JSON objects, one per record")
+    return records
+
+
+def benchmark_programs(spec: BenchmarkSpec, root: Path = Path(".")) -> list[str]:
+    """The program text of every record of one benchmark."""
+    path = root / spec.path
+    programs = []
+    for i, record in enumerate(load_records(path)):
+        missing = [f for f in spec.fields if not isinstance(record.get(f), str)]
+        if missing:
+            raise UserError(f"{path}: record {i} has no text field '{missing[0]}' (assemble.benchmarks)")
+        programs.append("\n".join(record[f] for f in spec.fields))
+    return programs
+
+
+@dataclass
+class BenchmarkIndex:
+    """Renamed-AST keys and token n-grams of every benchmark program, by benchmark name."""
+
+    n: int
+    threshold: float
+    literals: str = "keep"
+    names: list[str] = field(default_factory=list)
+    programs: dict[str, int] = field(default_factory=dict)  # name -> programs indexed
+    unparsed: dict[str, int] = field(default_factory=dict)  # name -> records that do not parse
+    keys: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    grams: dict[int, int] = field(default_factory=lambda: defaultdict(int))  # gram -> bitmask of names
+
+    @classmethod
+    def build(
+        cls,
+        specs: list[BenchmarkSpec],
+        n: int,
+        threshold: float,
+        literals: str = "keep",
+        root: Path = Path("."),
+    ) -> BenchmarkIndex:
+        index = cls(n, threshold, literals)
+        for spec in specs:
+            index.add(spec.name, benchmark_programs(spec, root))
+        return index
+
+    def add(self, name: str, programs: list[str]) -> None:
+        bit = 1 << len(self.names)
+        self.names.append(name)
+        self.programs[name] = 0
+        self.unparsed[name] = 0
+        for source in programs:
+            tree = parse(source)
+            if tree is None:
+                self.unparsed[name] += 1
+                continue
+            self.programs[name] += 1
+            for key in ast_keys(tree, self.literals):
+                self.keys[key].add(name)
+            for gram in ngrams(token_stream(tree), self.n):
+                self.grams[gram] |= bit
+
+    def match(self, source: str) -> tuple[str, str] | None:
+        """(benchmark, method) of the first benchmark that contaminates ``source``, or None.
+
+        ``method`` is ``ast`` (a renamed-AST key matched) or ``ngram`` (the n-gram share reached
+        the threshold); the AST match wins, then the benchmark with the largest n-gram share.
+        """
+        tree = parse(source)
+        if tree is None:
+            return None
+        for key in sorted(ast_keys(tree, self.literals)):
+            if key in self.keys:
+                return min(self.keys[key], key=self.names.index), "ast"
+        grams = ngrams(token_stream(tree), self.n)
+        if not grams:
+            return None
+        hits = [0] * len(self.names)
+        for gram in grams:
+            mask = self.grams.get(gram, 0)
+            while mask:
+                low = mask & -mask
+                hits[low.bit_length() - 1] += 1
+                mask ^= low
+        best = max(range(len(self.names)), key=lambda i: (hits[i], -i), default=None)
+        if best is not None and hits[best] / len(grams) >= self.threshold:
+            return self.names[best], "ngram"
+        return None
+
+    def overlap(self, source: str) -> float:
+        """The largest share of ``source``'s n-grams found in one benchmark (for reports)."""
+        tree = parse(source)
+        grams = ngrams(token_stream(tree), self.n) if tree is not None else set()
+        if not grams:
+            return 0.0
+        per = [sum(1 for g in grams if self.grams.get(g, 0) >> i & 1) for i in range(len(self.names))]
+        return max(per, default=0) / len(grams)

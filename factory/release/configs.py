@@ -1,0 +1,73 @@
+"""The configs of a release, as a table: which input each reads and which of its rows it keeps.
+
+The tasks input gives ``phase1`` and one config per family. A config over another input folder is
+one entry of ``EXTRA_CONFIGS``, keyed by the input's name; the folder comes with
+``execverify assemble --extra-input NAME=DIR``. ``phase2`` (code generation, DESIGN §9) is::
+
+    EXTRA_CONFIGS["codegen"] = ConfigSpec("phase2", "codegen", ("codegen",), description=...)
+
+with ``--extra-input codegen=data/codegen`` (rows need ``task_id``, ``family``, ``source``; any
+other columns, e.g. ``tests`` and ``entry``, are published as they are).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from factory.errors import UserError
+
+FAMILY_DESCRIPTIONS = {
+    "white_box": "the output question, then next-line and state questions about one run",
+    "output": "fill `assert f(args) == ??` (CRUXEval-O style)",
+    "input": "fill `assert f(??) == output` (CRUXEval-I style); judged by running f",
+    "coverage": "does line L execute? (YES/NO, several per item)",
+    "codegen": "write the function; judged by unit tests in the sandbox",
+}
+
+
+@dataclass(frozen=True)
+class ConfigSpec:
+    """One config: rows of input ``source`` whose family is in ``families``, mixed by ``shares``."""
+
+    name: str
+    source: str
+    families: tuple[str, ...]
+    shares: Mapping[str, float] = field(default_factory=dict)
+    description: str = ""
+    default: bool = False
+
+    def wants(self, family: str) -> bool:
+        return family in self.families
+
+
+#: Configs over extra input folders, by input name.
+EXTRA_CONFIGS: dict[str, ConfigSpec] = {}
+
+
+def release_configs(
+    phase1_shares: Mapping[str, float], families: Iterable[str], extra_inputs: Iterable[str] = ()
+) -> list[ConfigSpec]:
+    """``phase1`` (the RL mix) first, one config per family present in the tasks input, then the
+    configs of the extra inputs."""
+    mix = ", ".join(f"{f} {s:.0%}" for f, s in phase1_shares.items())
+    configs = [
+        ConfigSpec(
+            "phase1",
+            "tasks",
+            tuple(phase1_shares),
+            dict(phase1_shares),
+            f"phase-1 RL mix ({mix}); order by `tier` for a curriculum",
+            default=True,
+        )
+    ]
+    for family in sorted(families):
+        configs.append(
+            ConfigSpec(family, "tasks", (family,), description=FAMILY_DESCRIPTIONS.get(family, ""))
+        )
+    for name in extra_inputs:
+        if name not in EXTRA_CONFIGS:
+            known = ", ".join(sorted(EXTRA_CONFIGS)) or "none"
+            raise UserError(f"--extra-input {name}: no config reads an input of that name (known: {known})")
+        configs.append(EXTRA_CONFIGS[name])
+    return configs

@@ -1,0 +1,76 @@
+"""What made a release: git commit, the DVC revision of each stage, the solver, the Python version."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from factory.errors import UserError
+from factory.io import provenance
+
+
+def git_commit(root: Path = Path(".")) -> str:
+    """HEAD's commit, with ``-dirty`` when tracked files differ from it; ``unknown`` outside git."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=30, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "diff", "--quiet", "HEAD", "--", ".", ":(exclude)dvc.lock", ":(exclude)data"],
+            cwd=root,
+            capture_output=True,
+            timeout=30,
+        ).returncode
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"{head}-dirty" if dirty else head
+
+
+def stage_revisions(lock_path: Path) -> dict[str, str]:
+    """Each stage's output hash from dvc.lock (``path md5``); empty when there is no lock file."""
+    if not lock_path.is_file():
+        return {}
+    try:
+        lock = yaml.safe_load(lock_path.read_text()) or {}
+    except yaml.YAMLError:
+        raise UserError(f"{lock_path}: not valid YAML") from None
+    revisions = {}
+    for stage, entry in sorted((lock.get("stages") or {}).items()):
+        outs = [o for o in (entry or {}).get("outs", []) if isinstance(o, dict) and "md5" in o]
+        if outs:
+            revisions[stage] = ", ".join(f"{o['path']} {o['md5']}" for o in outs)
+    return revisions
+
+
+def difficulty_provenance(path: Path | None) -> dict[str, Any] | None:
+    """The solver and pass-rate band from the difficulty stats JSON, or None without one."""
+    if path is None:
+        return None
+    if not path.is_file():
+        raise UserError(f"{path}: difficulty stats not found")
+    try:
+        stats = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}: not valid JSON ({exc.msg})") from None
+    if not isinstance(stats, dict):
+        raise UserError(f"{path}: expected a JSON object")
+    keys = ("enabled", "solver", "solver_model", "n", "min_pass", "max_pass")
+    return {k: stats.get(k) for k in keys}
+
+
+def release_provenance(
+    params: dict[str, Any], grammar_hashes: list[str], lock_path: Path, difficulty: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Everything the card records about how the release was made (no timestamps)."""
+    return {
+        **provenance(),
+        "git_commit": git_commit(),
+        "grammar_hash": ", ".join(grammar_hashes) or "unknown",
+        "dvc_stages": stage_revisions(lock_path),
+        "difficulty": difficulty,
+        "params": params,
+    }

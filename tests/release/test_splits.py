@@ -1,0 +1,50 @@
+"""Splits by program: disjoint, deterministic, stable when programs are added; the phase-1 mix."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from factory.release.splits import select_by_shares, split_of
+
+ids = st.lists(st.text("0123456789abcdef", min_size=16, max_size=16), min_size=1, max_size=300, unique=True)
+
+
+@given(ids, ids, st.floats(0.05, 0.5))
+@settings(max_examples=60, deadline=None)
+def test_adding_programs_never_moves_an_existing_one(old: list[str], new: list[str], share: float) -> None:
+    before = {pid: split_of(pid, share) for pid in old}
+    after = {pid: split_of(pid, share) for pid in old + new}
+    assert all(after[pid] == split for pid, split in before.items())
+    assert set(after.values()) <= {"train", "test"}
+
+
+def test_the_test_share_is_about_right_and_order_free() -> None:
+    pids = [f"{i:016x}" for i in range(20_000)]
+    counts = Counter(split_of(p, 0.1) for p in pids)
+    assert 0.09 < counts["test"] / len(pids) < 0.11
+    assert [split_of(p, 0.1) for p in reversed(pids)] == [split_of(p, 0.1) for p in pids][::-1]
+    assert all(split_of(p, 0.0) == "train" for p in pids[:500])
+
+
+@given(st.integers(1, 300), st.integers(1, 300), st.sampled_from([0.5, 0.25, 0.8]))
+@settings(max_examples=60, deadline=None)
+def test_select_by_shares_meets_the_shares(n_a: int, n_b: int, share_a: float) -> None:
+    cands = {
+        "a": [(i / n_a, ("a", i)) for i in range(n_a)],
+        "b": [(i / n_b, ("b", i)) for i in range(n_b)],
+    }
+    chosen = select_by_shares(cands, {"a": share_a, "b": 1 - share_a})
+    got = Counter(k[0] for k in chosen)
+    total = min(n_a / share_a, n_b / (1 - share_a))
+    for fam, share in (("a", share_a), ("b", 1 - share_a)):
+        assert got[fam] == min(len(cands[fam]), int(total * share + 1e-9))
+    # the limiting family is taken whole; the other by smallest hash
+    for fam in "ab":
+        assert sorted(k[1] for k in chosen if k[0] == fam) == list(range(got[fam]))
+
+
+def test_select_by_shares_without_a_family_is_empty() -> None:
+    assert select_by_shares({"a": [(0.1, 1)]}, {"a": 0.5, "b": 0.5}) == set()
