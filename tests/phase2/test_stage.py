@@ -14,36 +14,20 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-import yaml
 
 from factory.errors import UserError
-from factory.execute.stage import run_execute_stage
-from factory.inputs.stage import run_inputs_stage
 from factory.io import read_table, shard_paths
-from factory.params import Phase2Params, load_params, validate_section
+from factory.params import Phase2Params, validate_section
 from factory.phase2.items import PHASE2_SCHEMA, gold_completion, memorizer_source
 from factory.phase2.stage import choose_hidden, memorizer_fails, run_phase2_stage
 from factory.scoring import score_batch
-from factory.synth.stage import run_synthesize_stage
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def pipeline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def pipeline(data_chain) -> dict[str, Any]:
     """One tier of the real grammar through the data stages (every operation once, tier 4)."""
-    root = tmp_path_factory.mktemp("phase2")
-    raw = yaml.safe_load((REPO / "params.yaml").read_text())
-    raw["synthesize"]["tiers"] = [4]
-    raw["synthesize"]["grammar"] = str(REPO / "grammars/python")
-    (root / "params.yaml").write_text(yaml.safe_dump(raw))
-    p = load_params(root / "params.yaml")
-    run_synthesize_stage(p.seed, p.synthesize, root / "programs", root / "synthesize.json")
-    run_inputs_stage(
-        p.seed, p.inputs, p.execute, p.synthesize.grammar, root / "programs", root / "cases", root / "in.json"
-    )
-    run_execute_stage(root / "cases", root / "executions", root / "execute.json", p.execute)
-    return {"root": root, "params": p}
+    root, params = data_chain((4,))
+    return {"root": root, "params": params}
 
 
 @pytest.fixture(scope="module")

@@ -19,12 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from factory.execute.stage import run_execute_stage
-from factory.inputs.stage import run_inputs_stage
-from factory.params import load_params
 from factory.phase2.stage import run_phase2_stage
 from factory.release.stage import run_assemble_stage
-from factory.synth.stage import run_synthesize_stage
 from factory.tasks.stage import run_tasks_stage
 from factory.trace.stage import run_trace_stage
 
@@ -33,25 +29,9 @@ REPO_ID = "execverify/smoke"
 
 
 @pytest.fixture(scope="module")
-def built_release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built_release(data_chain) -> Path:
     """The data pipeline on the default params restricted to tier 2, then assemble with phase2."""
-    tmp = tmp_path_factory.mktemp("chain")
-    raw = yaml.safe_load((REPO / "params.yaml").read_text())
-    raw["synthesize"]["tiers"] = [2]
-    raw["synthesize"]["grammar"] = str(REPO / "grammars/python")
-    (tmp / "params.yaml").write_text(yaml.safe_dump(raw))
-    p = load_params(tmp / "params.yaml")
-    run_synthesize_stage(p.seed, p.synthesize, tmp / "programs", tmp / "synthesize.json")
-    run_inputs_stage(
-        p.seed,
-        p.inputs,
-        p.execute,
-        p.synthesize.grammar,
-        tmp / "programs",
-        tmp / "cases",
-        tmp / "inputs.json",
-    )
-    run_execute_stage(tmp / "cases", tmp / "executions", tmp / "execute.json", p.execute)
+    tmp, p = data_chain((2,))
     run_trace_stage(tmp / "executions", tmp / "traces", tmp / "trace.json", p.trace, p.execute)
     run_tasks_stage(tmp / "traces", tmp / "tasks", tmp / "tasks.json", p.seed, p.tasks)
     run_phase2_stage(
