@@ -150,6 +150,89 @@ class AssembleParams(_Section):
         return v
 
 
+class SolverParams(_Section):
+    """Which model answers and how (shared by the difficulty stage and ``execverify eval``)."""
+
+    solver: str = Field("transformers", description="transformers | openai | vllm")
+    model: str = Field("embedded", description="embedded, a local folder, a Hub id, or a served name")
+    temperature: float = Field(1.0, ge=0, le=5)
+    top_p: float = Field(1.0, gt=0, le=1)
+    max_tokens: int = Field(256, ge=1, le=65_536)
+    base_url: str | None = Field(None, description="openai: the server (else $OPENAI_BASE_URL)")
+    endpoint: str = Field("chat", description="openai: chat or completions")
+    concurrency: int = Field(16, ge=1, le=4096)
+    timeout_s: float = Field(300.0, gt=0)
+    max_retries: int = Field(5, ge=0, le=100)
+    batch_size: int = Field(4, ge=1, le=4096, description="transformers: prompts per generate call")
+    threads: int = Field(1, ge=0, le=1024, description="transformers on CPU: torch threads (0: default)")
+    cache: str = Field("", description="response cache (sqlite); empty: the user cache directory")
+
+    @field_validator("solver")
+    @classmethod
+    def _solver(cls, v: str) -> str:
+        if v not in ("transformers", "openai", "vllm"):
+            raise ValueError("solver must be one of transformers, openai, vllm")
+        return v
+
+    @field_validator("endpoint")
+    @classmethod
+    def _endpoint(cls, v: str) -> str:
+        if v not in ("chat", "completions"):
+            raise ValueError("endpoint must be chat or completions")
+        return v
+
+    def backend_options(self) -> dict[str, object]:
+        """The keyword arguments of the chosen backend."""
+        if self.solver == "openai":
+            return {
+                "base_url": self.base_url,
+                "endpoint": self.endpoint,
+                "concurrency": self.concurrency,
+                "timeout_s": self.timeout_s,
+                "max_retries": self.max_retries,
+            }
+        if self.solver == "transformers":
+            return {"batch_size": self.batch_size, "threads": self.threads}
+        return {}
+
+
+class DifficultyParams(SolverParams):
+    """The difficulty stage: n samples per task, keep tasks whose passes lie in [min_pass, max_pass]."""
+
+    enabled: bool = False
+    n: int = Field(10, ge=1, le=1000)
+    min_pass: int = Field(0, ge=0)
+    max_pass: int = Field(3, ge=0)
+    limit: int = Field(0, ge=0, description="judge only the first `limit` tasks (0: all)")
+    chunk: int = Field(256, ge=1, description="tasks per generate-and-score round")
+    rows_per_shard: int = Field(50_000, ge=100)
+
+    def model_post_init(self, __context: Any) -> None:
+        if self.min_pass > self.max_pass:
+            raise ValueError(f"min_pass ({self.min_pass}) must not exceed max_pass ({self.max_pass})")
+        if self.max_pass > self.n:
+            raise ValueError(f"max_pass ({self.max_pass}) must not exceed n ({self.n})")
+
+
+class SftParams(SolverParams):
+    """The optional sft stage: a teacher's right responses to output / input tasks."""
+
+    enabled: bool = False
+    n: int = Field(4, ge=1, le=1000, description="teacher samples per task")
+    per_task: int = Field(1, ge=1, description="right responses kept per task (at most)")
+    families: list[str] = ["output", "input"]
+    limit: int = Field(0, ge=0, description="ask about the first `limit` tasks of those families (0: all)")
+    chunk: int = Field(256, ge=1)
+    rows_per_shard: int = Field(50_000, ge=100)
+
+    @field_validator("families")
+    @classmethod
+    def _families(cls, v: list[str]) -> list[str]:
+        if not v or any(f not in ("output", "input") for f in v) or len(set(v)) != len(v):
+            raise ValueError("families must be distinct values among output, input")
+        return v
+
+
 class Params(_Section):
     seed: int = Field(42, ge=0)
     synthesize: SynthesizeParams = SynthesizeParams()
@@ -159,6 +242,8 @@ class Params(_Section):
     tasks: TasksParams = TasksParams()
     phase2: Phase2Params = Phase2Params()
     assemble: AssembleParams = AssembleParams()
+    difficulty: DifficultyParams = DifficultyParams()
+    sft: SftParams = SftParams()
     # Sections of later stages are validated by their own modules.
     model_config = ConfigDict(extra="allow")
 
@@ -188,5 +273,5 @@ def validate_section(model: type[_S], data: Mapping[str, Any] | None, where: str
         return model.model_validate(dict(data or {}))
     except ValidationError as exc:
         err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"])
-        raise UserError(f"{where}: param '{prefix}{key}': {err['msg']} (got {err.get('input')!r})") from None
+        key = f"{prefix}{'.'.join(str(p) for p in err['loc'])}".rstrip(".") or "(root)"
+        raise UserError(f"{where}: param '{key}': {err['msg']} (got {err.get('input')!r})") from None

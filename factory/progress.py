@@ -30,7 +30,12 @@ class RateColumn(ProgressColumn):
 
     def render(self, task: Task) -> Text:
         speed = task.finished_speed or task.speed
-        return Text(f"{speed:,.0f}/s" if speed else "?/s", style="progress.data.speed")
+        return Text(f"{rate_text(speed)}/s" if speed else "?/s", style="progress.data.speed")
+
+
+def rate_text(speed: float) -> str:
+    """A rate for people: whole numbers, with decimals below 10/s (a model answers a few per second)."""
+    return f"{speed:,.0f}" if speed >= 10 else f"{speed:.2f}"
 
 
 def interactive() -> bool:
@@ -64,7 +69,7 @@ def progress(description: str, total: int | None) -> Iterator[Callable[[int], No
         if done >= next_log:
             rate = done / max(time.monotonic() - start, 1e-9)
             of = f"/{total}" if total else ""
-            print(f"[{description}] {done}{of} ({rate:,.0f}/s)", file=sys.stderr, flush=True)
+            print(f"[{description}] {done}{of} ({rate_text(rate)}/s)", file=sys.stderr, flush=True)
             next_log += max(1, (total or 5000) // 5)
 
     yield advance

@@ -1,0 +1,59 @@
+"""The one solver interface: ``generate(prompts, n, ...) -> n texts per prompt`` (DESIGN §7)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """Sampling parameters; part of every cache key."""
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_tokens: int = 256
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
+
+    def to_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+class BaseSolver(ABC):
+    """A model that answers prompts; every backend (and the cache) is one. ``model_id`` names
+    the model in cache keys and metadata; ``generate`` checks the arguments once and calls
+    ``_generate`` with validated sampling params."""
+
+    model_id: str
+
+    def generate(
+        self,
+        prompts: Sequence[str],
+        n: int,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        max_tokens: int = 256,
+        seed: int = 0,
+    ) -> list[list[str]]:
+        """``n`` completions for each prompt, in prompt order."""
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        if isinstance(prompts, str):
+            raise TypeError("prompts must be a sequence of strings, not one string")
+        return self._generate(list(prompts), n, Sampling(temperature, top_p, max_tokens, seed))
+
+    @abstractmethod
+    def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
+        """The backend's own generation; ``prompts`` and ``sampling`` are already checked."""
+
+
+Solver = BaseSolver

@@ -1,0 +1,48 @@
+"""vLLM's offline engine in-process (``LLM.generate`` with ``SamplingParams(n=...)``): the GPU path.
+
+vllm is imported lazily (the ``vllm`` extra; it is not installed by the other extras), so the
+rest of the package works without it. ``sampling_kwargs`` is the argument mapping, kept apart
+so that it can be checked where vllm cannot run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from factory.errors import UserError
+from factory.solvers.base import BaseSolver, Sampling
+
+
+def sampling_kwargs(n: int, sampling: Sampling) -> dict[str, Any]:
+    """The ``vllm.SamplingParams`` arguments for n samples (greedy when temperature is 0)."""
+    return {
+        "n": n,
+        "temperature": sampling.temperature,
+        "top_p": sampling.top_p if sampling.temperature > 0 else 1.0,
+        "max_tokens": sampling.max_tokens,
+        "seed": sampling.seed,
+    }
+
+
+class VLLMSolver(BaseSolver):
+    """A model in vLLM's offline engine; prompts go through the tokenizer's chat template."""
+
+    def __init__(self, model: str, engine_kwargs: dict[str, Any] | None = None):
+        if not model or model == "embedded":
+            raise UserError(
+                "the vllm solver needs a model (a Hub id or a local folder), e.g. --model Qwen/..."
+            )
+        try:
+            import vllm
+        except ImportError:
+            raise UserError("the vllm solver needs vllm on a GPU machine: pip install -e '.[vllm]'") from None
+        self._vllm = vllm
+        self.model_id = model
+        self.llm = vllm.LLM(model=model, **(engine_kwargs or {}))
+
+    def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
+        """``n`` completions per prompt in one engine call (vLLM batches and schedules)."""
+        params = self._vllm.SamplingParams(**sampling_kwargs(n, sampling))
+        conversations = [[{"role": "user", "content": p}] for p in prompts]
+        outputs = self.llm.chat(conversations, params, use_tqdm=True)
+        return [[c.text for c in out.outputs] for out in outputs]

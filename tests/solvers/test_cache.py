@@ -1,0 +1,76 @@
+"""The response cache: keyed by model, prompt, sampling params and sample index; survives reopening."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from factory.solvers import CachedSolver, ResponseCache, make_solver
+from factory.solvers.base import BaseSolver, Sampling
+
+
+class CountingSolver(BaseSolver):
+    """A TEST DOUBLE: deterministic texts that name the prompt, the sample and the params."""
+
+    model_id = "counting-test-double"
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
+        self.calls.append(list(prompts))
+        t, seed = sampling.temperature, sampling.seed
+        return [[f"{p}|{i}|{t}|{seed}|call{len(self.calls)}" for i in range(n)] for p in prompts]
+
+
+def test_second_run_asks_nothing_and_returns_the_same(tmp_path: Path) -> None:
+    backend = CountingSolver()
+    solver = CachedSolver(backend, ResponseCache(tmp_path / "c.sqlite"), chunk=2)
+    first = solver.generate(["a", "b", "c", "a"], 3, 1.0, 1.0, 16, 7)
+    assert len(backend.calls) == 2  # 3 distinct prompts in chunks of 2
+    assert [len(s) for s in first] == [3, 3, 3, 3] and first[0] == first[3]
+    again = CachedSolver(CountingSolver(), ResponseCache(tmp_path / "c.sqlite"))  # a new process
+    assert again.generate(["c", "a", "b"], 3, 1.0, 1.0, 16, 7) == [first[2], first[0], first[1]]
+    assert again.model_calls == 0 and again.cache_hits == 9
+
+
+def test_keys_separate_params_models_and_sample_indices(tmp_path: Path) -> None:
+    backend = CountingSolver()
+    solver = CachedSolver(backend, ResponseCache(tmp_path / "c.sqlite"))
+    solver.generate(["p"], 2, 1.0, 1.0, 16, 0)
+    for args in [(1.0, 1.0, 16, 1), (0.5, 1.0, 16, 0), (1.0, 0.9, 16, 0), (1.0, 1.0, 17, 0)]:
+        solver.generate(["p"], 2, *args)
+    assert len(backend.calls) == 5
+    solver.generate(["p"], 3, 1.0, 1.0, 16, 0)  # sample 2 is new; 0 and 1 stay as they were
+    out = solver.generate(["p"], 3, 1.0, 1.0, 16, 0)
+    assert len(backend.calls) == 6
+    assert out[0][0].endswith("call1") and out[0][2].endswith("call6")
+
+
+def test_lazy_backend_is_built_only_when_something_is_missing(tmp_path: Path) -> None:
+    built = []
+
+    def build() -> CountingSolver:
+        built.append(1)
+        return CountingSolver()
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    CachedSolver(build, cache, model_id="counting-test-double").generate(["x"], 1)
+    assert built == [1]
+    CachedSolver(build, cache, model_id="counting-test-double").generate(["x"], 1)
+    assert built == [1]
+
+
+def test_bad_arguments_are_refused(tmp_path: Path) -> None:
+    solver = CachedSolver(CountingSolver(), ResponseCache(tmp_path / "c.sqlite"))
+    with pytest.raises(ValueError, match="n must be"):
+        solver.generate(["x"], 0)
+    with pytest.raises(TypeError):
+        solver.generate("x", 1)
+    with pytest.raises(ValueError, match="top_p"):
+        Sampling(top_p=0)
+    from factory.errors import UserError
+
+    with pytest.raises(UserError, match="unknown solver"):
+        make_solver("llama", "m", tmp_path / "c.sqlite")
