@@ -22,6 +22,9 @@ def build(
     executions: Path = typer.Option(Path("data/executions"), help="Executions from the execute stage."),
     out: Path = typer.Option(Path("data/phase2"), help="Output folder of item shards."),
     stats: Path = typer.Option(Path("data/metrics/phase2.json"), help="Stats JSON (DVC metrics)."),
+    pools: Path | None = typer.Option(
+        None, help="Argument pools saved by the inputs stage (else drawn here with the phase-2 seed)."
+    ),
 ) -> None:
     """Code-generation items from our programs: signature and executed examples shown, hidden tests
     from extra inputs run here (the phase2 stage)."""
@@ -29,7 +32,7 @@ def build(
 
     p = load_params(params)
     run_phase2_stage(
-        p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammar, programs, executions, out, stats
+        p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammar, programs, executions, out, stats, pools
     ).print_summary()
 
 

@@ -30,7 +30,7 @@ from typing import Any
 from factory.errors import UserError
 from factory.execute.runner import Executor
 from factory.grammar.loader import load_grammar
-from factory.inputs.stage import candidates_for
+from factory.inputs.stage import candidates_for, draw_pools, read_pools
 from factory.io import ShardWriter, count_rows, iter_rows
 from factory.literals import parse_args, strict_equal
 from factory.params import ExecuteParams, InputsParams, Phase2Params
@@ -139,8 +139,13 @@ def run_phase2_stage(
     executions_dir: str | Path,
     out_dir: str | Path,
     stats_path: str | Path,
+    pools_dir: str | Path | None = None,
 ) -> StageStats:
-    """Build the code-generation items of every program; write ``out_dir`` and the stats."""
+    """Build the code-generation items of every program; write ``out_dir`` and the stats.
+
+    Hidden-test candidates are sampled (with the phase-2 seed) from the argument pools the inputs
+    stage saved in ``pools_dir``; without it, the pools are drawn here with the phase-2 seed.
+    """
     grammar = load_grammar(grammar_dir)
     draw = inputs.model_copy(update={"candidates": params.candidates})
     draw_seed = _seed(seed)
@@ -149,8 +154,11 @@ def run_phase2_stage(
     hidden_counts: Counter = Counter()
     statuses: Counter = Counter()
     memorizer = 0
-    pools: dict[str, list[str]] = {}
     total = count_rows(programs_dir)
+    if pools_dir is not None:
+        pools = read_pools(pools_dir)
+    else:
+        pools = draw_pools(programs_dir, grammar_dir, draw_seed, draw.pool_size, execute.workers or None)
     executor = Executor(
         timeout_s=inputs.timeout_s,  # candidates, like the inputs stage's: a slow one is dropped
         memory_mb=execute.memory_mb,
