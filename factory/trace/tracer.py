@@ -681,12 +681,45 @@ def trace_row_job(payload: dict[str, Any]) -> dict[str, Any]:
     if result["status"] != "ok" or tracer is None:
         return _summary(result, None)
     out = _summary(result, _digest(tracer.lines, tracer.funcs, tracer.states))
-    _with_lists(result, tracer)
-    stored = {k: result[k] for k in ("status", "output_repr", "output_type", "steps", "states")}
-    out["trace"] = json.dumps(stored, separators=(",", ":"))
+    out["trace"] = stored_json(result, tracer)
     out["trace_length"] = len(tracer.lines)
     out["n_states"] = len(tracer.states)
     return out
+
+
+def stored_json(result: dict[str, Any], tracer: _Tracer) -> str:
+    """The stored trace: ``json.dumps`` of status, output, steps and states with separators
+    ``(",", ":")``, written directly from the tracer's tuples.
+
+    Byte-identical to ``json.dumps`` of the dicts (strings go through the same C escaper that
+    ``json.dumps`` uses, ints and bools are written as it writes them; a test compares the two)
+    and about three times faster, because no dict is built per step and per state.
+    """
+    esc = _json_str
+    funcs = {name: esc(name) for name in set(tracer.funcs)}
+    steps = ",".join(
+        [
+            f'{{"step":{i},"line":{line},"func":{funcs[func]}}}'
+            for i, (line, func) in enumerate(zip(tracer.lines, tracer.funcs, strict=True), 1)
+        ]
+    )
+    states = ",".join(
+        [
+            f'{{"step":{step},"var":{esc(var)},"repr":{esc(text)},"type":{esc(kind)},'
+            f'"literal":{_JSON_BOOL[literal]},"truncated":{_JSON_BOOL[truncated]}}}'
+            for step, var, text, kind, literal, truncated in tracer.states
+        ]
+    )
+    head = ",".join(
+        f'"{key}":{"null" if result[key] is None else esc(result[key])}'
+        for key in ("status", "output_repr", "output_type")
+    )
+    return f'{{{head},"steps":[{steps}],"states":[{states}]}}'
+
+
+# json.dumps' own string escaper (ensure_ascii=True), so that stored_json writes what it writes.
+_json_str = json.encoder.encode_basestring_ascii
+_JSON_BOOL = {True: "true", False: "false"}
 
 
 def _summary(result: dict[str, Any], digest: str | None) -> dict[str, Any]:
