@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from factory.trace.source import child_nodes, program_nodes, walk
+from factory.trace.source import CACHE_SIZE, child_nodes, program_nodes, walk
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 _KINDS = {
@@ -84,7 +84,7 @@ def statement_lines(source: str) -> dict[int, StatementLine]:
     return dict(_statement_lines(source))
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=CACHE_SIZE)  # as the parse it reads
 def _statement_lines(source: str) -> dict[int, StatementLine]:
     found: dict[int, StatementLine] = {}
     for node in program_nodes(source):
