@@ -374,22 +374,29 @@ class _Tracer:
         max_repr = self.max_repr
         states = self.states
         class_body = rec.class_body
+        dumps = marshal.dumps
         for name, value in local_vars.items():
+            entry = snap.get(name)
+            if entry is not None:
+                old, memo = entry
+                if old is value and memo is None:
+                    continue  # the commonest case by far: an unchanged scalar
             if class_body and name[:2] == "__" == name[-2:]:
                 continue
-            entry = snap.get(name)
             kind = type(value)
             fingerprint = None
             if entry is not None:
-                old, memo = entry
-                if memo is None:  # a scalar
-                    if old is value or (kind in _EQ_IS_REPR and kind is type(old) and value == old):
+                if memo is None:  # a scalar (its identity is checked above)
+                    if kind in _EQ_IS_REPR and kind is type(old) and value == old:
                         continue
                     if kind is type(old) and kind not in _EQ_IS_REPR and repr(value) == repr(old):
                         continue  # floats and complex: 0.0 == -0.0 but their reprs differ
                 elif type(memo) is bytes:
                     if kind in _MARSHALLED:
-                        fingerprint = _fingerprint(value)
+                        try:  # _fingerprint, inlined: this runs for every container at every step
+                            fingerprint = dumps(value, _MARSHAL_VERSION)
+                        except ValueError:
+                            fingerprint = None
                         if fingerprint == memo:
                             continue
                 elif kind is type(old) and _safe_repr(value) == memo:
