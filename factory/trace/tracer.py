@@ -71,6 +71,16 @@ class _StepLimit(BaseException):
     """Raised inside the program when the step budget is spent (BaseException: rarely caught)."""
 
 
+class _StateLimit(BaseException):
+    """Raised inside the program when a variable's value outgrows ``max_state_bytes``."""
+
+
+#: A value whose marshal fingerprint passes this many bytes ends the trace (``state_too_large``):
+#: watching it for changes at every step would cost more than the whole rest of the trace, and a
+#: value that large is never asked about (its repr is far past ``max_repr``).
+MAX_STATE_BYTES = 1 << 20
+
+
 class _TracerFailure(BaseException):
     """A bug in the tracer itself, kept apart from the program's own exceptions."""
 
@@ -298,11 +308,20 @@ class _Frame:
 
 
 class _Tracer:
-    def __init__(self, starts: dict[int, int], capture: bool, max_steps: int, max_repr: int):
+    def __init__(
+        self,
+        starts: dict[int, int],
+        capture: bool,
+        max_steps: int,
+        max_repr: int,
+        max_state_bytes: int = MAX_STATE_BYTES,
+    ):
         self.starts = starts
         self.capture = capture
         self.max_steps = max_steps
         self.max_repr = max_repr
+        self.max_state_bytes = max_state_bytes
+        self.state_limit_hit = False
         self.lines: list[int] = []
         self.funcs: list[str] = []
         # (step, var, repr, type, literal, truncated)
@@ -399,6 +418,9 @@ class _Tracer:
                             fingerprint = None
                         if fingerprint == memo:
                             continue
+                        if fingerprint is not None and len(fingerprint) > self.max_state_bytes:
+                            self.state_limit_hit = True
+                            raise _StateLimit
                 elif kind is type(old) and _safe_repr(value) == memo:
                     continue
             if kind in _EQ_IS_REPR and (kind in _UNSIZED or len(value) <= max_repr):
@@ -429,7 +451,10 @@ class _Tracer:
                     states.append((step, name, text, kind.__name__, literal, truncated))
                 continue
             text, truncated = _bounded_repr(value, max_repr)
-            snap[name] = _snapshot(value, fingerprint, None if truncated else text)
+            snap[name] = entry = _snapshot(value, fingerprint, None if truncated else text)
+            if type(entry[1]) is bytes and len(entry[1]) > self.max_state_bytes:
+                self.state_limit_hit = True
+                raise _StateLimit
             if step:
                 literal = _literal(value, text, truncated)
                 if not literal:
@@ -455,11 +480,13 @@ def trace_call(
     max_repr: int = 500,
     eval_args: bool = False,
     quiet: bool = True,
+    max_state_bytes: int = MAX_STATE_BYTES,
 ) -> dict[str, Any]:
     """Run ``entry(<args>)`` from ``source`` under the line tracer and return the trace.
 
     The result is the JSON of ``execverify trace --json``: ``status`` (``ok``,
-    ``error:<Type>``, ``recursion``, ``too_many_steps``, ``non_literal``, ``bad_program``, and
+    ``error:<Type>``, ``recursion``, ``too_many_steps``, ``state_too_large``, ``non_literal``,
+    ``bad_program``, and
     rarely ``memory``, ``output_too_long`` or ``tracer_error``; see semantics.md),
     ``output_repr``, ``output_type``, ``steps`` (``step``, ``line``, ``func``), ``states``
     (``step``, ``var``, ``repr``, ``type``, ``literal``, ``truncated``; empty when ``capture`` is
@@ -473,7 +500,17 @@ def trace_call(
     ``quiet`` discards the program's stdout during the run (the sandbox worker has its own sink).
     """
     return _with_lists(
-        *_traced(source, entry, args, capture, max_steps, max_repr, eval_args=eval_args, quiet=quiet)
+        *_traced(
+            source,
+            entry,
+            args,
+            capture,
+            max_steps,
+            max_repr,
+            eval_args=eval_args,
+            quiet=quiet,
+            max_state_bytes=max_state_bytes,
+        )
     )
 
 
@@ -487,11 +524,13 @@ def _traced(
     *,
     eval_args: bool,
     quiet: bool,
+    max_state_bytes: int = MAX_STATE_BYTES,
 ) -> tuple[dict[str, Any], _Tracer | None]:
     """``trace_call``'s work: its result with ``steps`` and ``states`` still empty, and the
     tracer that holds them as tuples (None when nothing ran). The job kinds digest and encode
     the tuples directly instead of building the lists of dicts."""
-    for name, value in (("max_steps", max_steps), ("max_repr", max_repr)):
+    limits = (("max_steps", max_steps), ("max_repr", max_repr), ("max_state_bytes", max_state_bytes))
+    for name, value in limits:
         if type(value) is not int or value < 1:
             raise UserError(f"{name} must be a positive int, got {value!r}")
     arg_values: tuple[Any, ...] | None = None
@@ -501,7 +540,7 @@ def _traced(
         code, starts = _prepare(source)
     except (SyntaxError, ValueError) as exc:  # ValueError: null bytes in the source
         return _result("bad_program", error=_one_line(exc)), None
-    tracer = _Tracer(starts, capture, max_steps, max_repr)
+    tracer = _Tracer(starts, capture, max_steps, max_repr, max_state_bytes)
     if not quiet:
         return _run(code, entry, args, arg_values, tracer), tracer
     stdout = sys.stdout
@@ -559,6 +598,8 @@ def _run(
             sys.settrace(previous)
     except _StepLimit:
         status = "too_many_steps"
+    except _StateLimit:
+        status = "state_too_large"
     except _TracerFailure as exc:
         status, error = "tracer_error", str(exc)
     except RecursionError as exc:
@@ -571,6 +612,8 @@ def _run(
         status, error = _status_of(exc), _one_line(exc)
     if tracer.limit_hit:  # even when the program swallowed the _StepLimit
         status, error = "too_many_steps", None
+    elif tracer.state_limit_hit:
+        status, error = "state_too_large", None
     elif status == "ok" and lost:
         # The trace function died (a RecursionError inside it, caught by the program).
         status, error = "recursion", "the tracer was switched off during the run"
@@ -613,8 +656,8 @@ def trace_job(payload: dict[str, Any]) -> dict[str, Any]:
     """Worker-pool entry point (job kind ``trace``): ``trace_call`` on a payload dict.
 
     ``payload`` holds ``source``, ``entry``, ``args`` and optionally ``capture``, ``max_steps``,
-    ``max_repr``, ``eval_args``. Bad args give status ``bad_args`` instead of raising. The
-    program's stdout is left as the caller set it (the worker's bounded sink).
+    ``max_repr``, ``max_state_bytes``, ``eval_args``. Bad args give status ``bad_args`` instead of
+    raising. The program's stdout is left as the caller set it (the worker's bounded sink).
     """
     return _with_lists(*_job(payload))
 
@@ -631,6 +674,7 @@ def _job(payload: dict[str, Any]) -> tuple[dict[str, Any], _Tracer | None]:
             payload.get("max_repr", 500),
             eval_args=payload.get("eval_args", False),
             quiet=False,  # the worker already points stdout at its bounded sink
+            max_state_bytes=payload.get("max_state_bytes", MAX_STATE_BYTES),
         )
     except UserError as exc:
         return _result("bad_args", error=str(exc)), None
