@@ -36,6 +36,7 @@ class ConfigSpec:
     shares: Mapping[str, float] = field(default_factory=dict)
     description: str = ""
     default: bool = False
+    counted: bool = True  # its rows are items of the card's tier/family table (not, e.g., sft examples)
 
     def wants(self, family: str) -> bool:
         return family in self.families
@@ -43,6 +44,15 @@ class ConfigSpec:
 
 #: Configs over extra input folders, by input name.
 EXTRA_CONFIGS: dict[str, ConfigSpec] = {}
+
+# The optional sft stage's examples (data/sft): chat `messages`, empty (and so left out) by default.
+EXTRA_CONFIGS["sft"] = ConfigSpec(
+    "sft",
+    "sft",
+    ("output", "input"),
+    description="SFT warm-up: a teacher's right answers to output / input items, as chat `messages`",
+    counted=False,
+)
 
 
 def release_configs(
