@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from factory.errors import UserError
 
@@ -86,6 +86,25 @@ class TraceParams(_Section):
     max_steps: int = Field(2000, ge=1, le=1_000_000)  # longer traces are dropped (too_many_steps)
     max_repr: int = Field(300, ge=10)  # longer values are recorded truncated (never asked about)
     rows_per_shard: int = Field(20_000, ge=100)
+
+
+class Phase2Params(_Section):
+    """The phase2 stage: code-generation items with shown examples and hidden tests."""
+
+    examples: int = Field(3, ge=1, le=20, description="executed cases shown in the prompt (at most)")
+    min_examples: int = Field(2, ge=1, le=20)
+    hidden_tests: int = Field(8, ge=1, le=100, description="hidden unit tests per item (at most)")
+    min_hidden_tests: int = Field(3, ge=1, le=100)
+    candidates: int = Field(24, ge=1, le=1000, description="extra argument lists drawn per program")
+    rows_per_shard: int = Field(50_000, ge=100)
+
+    @model_validator(mode="after")
+    def _minimums(self) -> Phase2Params:
+        if self.min_examples > self.examples:
+            raise ValueError("min_examples must not exceed examples")
+        if self.min_hidden_tests > min(self.hidden_tests, self.candidates):
+            raise ValueError("min_hidden_tests must not exceed hidden_tests or candidates")
+        return self
 
 
 class BenchmarkSpec(_Section):
@@ -222,6 +241,7 @@ class Params(_Section):
     execute: ExecuteParams = ExecuteParams()
     trace: TraceParams = TraceParams()
     tasks: TasksParams = TasksParams()
+    phase2: Phase2Params = Phase2Params()
     assemble: AssembleParams = AssembleParams()
     difficulty: DifficultyParams = DifficultyParams()
     sft: SftParams = SftParams()
@@ -231,6 +251,11 @@ class Params(_Section):
 
 def load_params(path: str | Path = "params.yaml") -> Params:
     """Read and validate params; a missing file or a bad value is a UserError naming it."""
+    return validate_section(Params, read_params_file(path), str(path))
+
+
+def read_params_file(path: str | Path) -> dict[str, Any]:
+    """The mapping of a params YAML file; a missing file or a bad one is a UserError naming it."""
     path = Path(path)
     try:
         raw: Any = yaml.safe_load(path.read_text())
@@ -240,7 +265,7 @@ def load_params(path: str | Path = "params.yaml") -> Params:
         raise UserError(f"{path}: not valid YAML: {exc}".splitlines()[0]) from None
     if not isinstance(raw, dict):
         raise UserError(f"{path}: params must be a YAML mapping")
-    return validate_section(Params, raw, str(path))
+    return raw
 
 
 def validate_section(model: type[_S], data: Mapping[str, Any] | None, where: str, prefix: str = "") -> _S:

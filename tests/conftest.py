@@ -212,3 +212,38 @@ def olah_hub(tmp_path_factory: pytest.TempPathFactory):
         yield hub
     finally:
         hub.close()
+
+
+@pytest.fixture(scope="session")
+def data_chain(tmp_path_factory: pytest.TempPathFactory):
+    """``data_chain(tiers)``: the default params restricted to ``tiers`` through synthesize →
+    inputs → execute, in-process; returns ``(folder, params)`` (``programs``, ``cases``,
+    ``executions`` and ``params.yaml`` in the folder). Built once per tiers in a session."""
+    import yaml
+
+    from factory.execute.stage import run_execute_stage
+    from factory.inputs.stage import run_inputs_stage
+    from factory.params import load_params
+    from factory.synth.stage import run_synthesize_stage
+
+    repo = Path(__file__).resolve().parents[1]
+    built: dict[tuple[int, ...], tuple[Path, Any]] = {}
+
+    def build(tiers: tuple[int, ...]) -> tuple[Path, Any]:
+        if tiers not in built:
+            root = tmp_path_factory.mktemp("chain")
+            raw = yaml.safe_load((repo / "params.yaml").read_text())
+            raw["synthesize"]["tiers"] = list(tiers)
+            raw["synthesize"]["grammar"] = str(repo / "grammars/python")
+            (root / "params.yaml").write_text(yaml.safe_dump(raw))
+            p = load_params(root / "params.yaml")
+            run_synthesize_stage(p.seed, p.synthesize, root / "programs", root / "synthesize.json")
+            run_inputs_stage(
+                p.seed, p.inputs, p.execute, p.synthesize.grammar,
+                root / "programs", root / "cases", root / "inputs.json",
+            )  # fmt: skip
+            run_execute_stage(root / "cases", root / "executions", root / "execute.json", p.execute)
+            built[tiers] = (root, p)
+        return built[tiers]
+
+    return build

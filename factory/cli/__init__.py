@@ -26,7 +26,7 @@ def _register_commands() -> None:
     # Imported for their @app.command side effects; each module owns its commands.
     import importlib
 
-    for name in ("run", "stages", "score", "trace", "release", "solvers"):
+    for name in ("run", "stages", "score", "trace", "release", "solvers", "phase2"):
         try:
             importlib.import_module(f"factory.cli.{name}")
         except ModuleNotFoundError as exc:

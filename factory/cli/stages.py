@@ -34,12 +34,15 @@ def inputs(
     programs: Path = typer.Option(Path("data/programs"), help="Programs from the synthesize stage."),
     out: Path = typer.Option(Path("data/cases"), help="Output folder of case shards."),
     stats: Path = typer.Option(Path("data/metrics/inputs.json"), help="Stats JSON (DVC metrics)."),
+    pools: Path | None = typer.Option(None, help="Also save the drawn argument pools here."),
 ) -> None:
     """Draw inputs for every program with Hypothesis and keep those that cover most (the inputs stage)."""
     from factory.inputs.stage import run_inputs_stage
 
     p = load_params(params)
-    run_inputs_stage(p.seed, p.inputs, p.execute, p.synthesize.grammar, programs, out, stats).print_summary()
+    run_inputs_stage(
+        p.seed, p.inputs, p.execute, p.synthesize.grammar, programs, out, stats, pools
+    ).print_summary()
 
 
 @app.command("traces")

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+import os
 import random
 from collections import Counter
 from pathlib import Path
@@ -83,24 +85,77 @@ def choose(candidates: list[str], results: list[dict[str, Any]], k: int) -> list
     return chosen
 
 
+POOLS_SCHEMA = pa.schema([("signature", pa.string()), ("args", pa.list_(pa.string()))])
+
+
+def write_pools(pools: dict[str, list[str]], out_dir: str | Path) -> None:
+    """Save the drawn pools (signature → argument lists) so later stages sample them, not redraw."""
+    with ShardWriter(out_dir, POOLS_SCHEMA) as out:
+        for key in sorted(pools):
+            out.write({"signature": key, "args": pools[key]})
+
+
+def read_pools(in_dir: str | Path) -> dict[str, list[str]]:
+    """The pools that ``write_pools`` saved."""
+    return {row["signature"]: row["args"] for batch in iter_rows(in_dir) for row in batch}
+
+
+def signature_key(program: dict[str, Any]) -> str:
+    """The pool key of a program: its tuple of parameter types, as JSON."""
+    return json.dumps(tuple(t for _, t in json.loads(program["param_types"])))
+
+
+def draw_pool(grammar: Grammar, key: str, seed: int, pool_size: int) -> list[str]:
+    """The argument lists Hypothesis draws for one signature (distinct, in draw order), seeded by
+    (seed, signature) alone, so a pool is the same whichever process draws it."""
+    strategy = st.tuples(*(strategy_for(grammar, parse_type(t)) for t in json.loads(key)))
+    pool_seed = int(hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()[:12], 16)
+    return list(dict.fromkeys(args_text(v) for v in draw_examples(strategy, pool_size, pool_seed)))
+
+
+_worker_grammar: Grammar | None = None
+
+
+def _draw_in_worker(job: tuple[str, str, int, int]) -> list[str]:
+    global _worker_grammar
+    grammar_dir, key, seed, pool_size = job
+    if _worker_grammar is None:
+        _worker_grammar = load_grammar(grammar_dir)
+    return draw_pool(_worker_grammar, key, seed, pool_size)
+
+
+def draw_pools(
+    programs_dir: str | Path, grammar_dir: str, seed: int, pool_size: int, workers: int | None = None
+) -> dict[str, list[str]]:
+    """Every signature's pool for the programs of ``programs_dir``, drawn in parallel processes.
+
+    Drawing is what costs (~0.5 ms an example in Hypothesis' engine); pools depend only on
+    (seed, signature), so spreading them over processes changes no output.
+    """
+    keys = sorted({signature_key(row) for batch in iter_rows(programs_dir) for row in batch})
+    jobs = [(grammar_dir, key, seed, pool_size) for key in keys]
+    workers = min(workers or os.cpu_count() or 1, len(keys))
+    if workers <= 1:
+        return {key: _draw_in_worker(job) for key, job in zip(keys, jobs, strict=True)}
+    # fork: the workers inherit the imported modules (Hypothesis, the grammar code) for free.
+    with multiprocessing.get_context("fork").Pool(workers) as procs:
+        return dict(zip(keys, procs.map(_draw_in_worker, jobs, chunksize=1), strict=True))
+
+
 def candidates_for(
     program: dict[str, Any], pools: dict[str, list[str]], grammar: Grammar, seed: int, params: InputsParams
 ) -> list[str]:
     """The candidate argument lists of one program: a sample, seeded by the program's index, of the
     pool that Hypothesis drew for its signature (the tuple of its parameter types).
 
-    Drawing is what costs (~0.5 ms an example in Hypothesis' engine), and many programs share a
-    signature, so each signature's pool is drawn once per run; a program's own sample still
-    depends only on (seed, index), so it can be regenerated alone.
+    Many programs share a signature, so each signature's pool is drawn once per run (up front by
+    ``draw_pools``, or here on first use); a program's own sample still depends only on
+    (seed, index), so it can be regenerated alone.
     """
-    signature = tuple(t for _, t in json.loads(program["param_types"]))
-    key = json.dumps(signature)
+    key = signature_key(program)
     pool = pools.get(key)
     if pool is None:
-        strategy = st.tuples(*(strategy_for(grammar, parse_type(t)) for t in signature))
-        pool_seed = int(hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()[:12], 16)
-        drawn = draw_examples(strategy, params.pool_size, pool_seed)
-        pool = pools[key] = list(dict.fromkeys(args_text(v) for v in drawn))
+        pool = pools[key] = draw_pool(grammar, key, seed, params.pool_size)
     rng = random.Random(f"{seed}:{program['index']}")
     return rng.sample(pool, min(params.candidates, len(pool)))
 
@@ -143,13 +198,16 @@ def run_inputs_stage(
     programs_dir: str | Path,
     out_dir: str | Path,
     stats_path: str | Path,
+    pools_dir: str | Path | None = None,
 ) -> StageStats:
+    """Draw, run and choose the inputs of every program; write ``out_dir`` (cases), the stats and,
+    when ``pools_dir`` is given, the drawn pools (the phase2 stage samples its hidden tests there)."""
     grammar = load_grammar(grammar_dir)
     stats = StageStats("inputs")
     status_counts: Counter = Counter()
     kept_per_tier: Counter = Counter()
     total = count_rows(programs_dir)
-    pools: dict[str, list[str]] = {}
+    pools = draw_pools(programs_dir, grammar_dir, seed, params.pool_size, execute.workers or None)
     with (
         WorkerPool(
             workers=execute.workers or None,
@@ -190,6 +248,8 @@ def run_inputs_stage(
                     )
                 stats.items_out += 1 if chosen else 0
             advance(len(batch))
+    if pools_dir is not None:
+        write_pools(pools, pools_dir)
     stats.extra["cases"] = out.rows
     stats.extra["signatures"] = len(pools)
     stats.extra["candidate_status"] = dict(sorted(status_counts.items()))

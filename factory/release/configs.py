@@ -2,12 +2,10 @@
 
 The tasks input gives ``phase1`` and one config per family. A config over another input folder is
 one entry of ``EXTRA_CONFIGS``, keyed by the input's name; the folder comes with
-``execverify assemble --extra-input NAME=DIR``. ``phase2`` (code generation, DESIGN §9) is::
-
-    EXTRA_CONFIGS["codegen"] = ConfigSpec("phase2", "codegen", ("codegen",), description=...)
-
-with ``--extra-input codegen=data/codegen`` (rows need ``task_id``, ``family``, ``source``; any
-other columns, e.g. ``tests`` and ``entry``, are published as they are).
+``execverify assemble --extra-input NAME=DIR``. ``phase2`` (code generation, DESIGN §9) is the
+entry ``"phase2"``, read from the phase2 stage's items: ``--extra-input phase2=data/phase2``
+(rows need ``task_id``, ``family``, ``source``; any other columns, e.g. ``tests`` and ``entry``,
+are published as they are).
 """
 
 from __future__ import annotations
@@ -43,16 +41,23 @@ class ConfigSpec:
 
 
 #: Configs over extra input folders, by input name.
-EXTRA_CONFIGS: dict[str, ConfigSpec] = {}
-
-# The optional sft stage's examples (data/sft): chat `messages`, empty (and so left out) by default.
-EXTRA_CONFIGS["sft"] = ConfigSpec(
-    "sft",
-    "sft",
-    ("output", "input"),
-    description="SFT warm-up: a teacher's right answers to output / input items, as chat `messages`",
-    counted=False,
-)
+EXTRA_CONFIGS: dict[str, ConfigSpec] = {
+    # The phase2 stage's code-generation items (data/phase2), DESIGN §9.
+    "phase2": ConfigSpec(
+        "phase2",
+        "phase2",
+        ("codegen",),
+        description="phase-2 RL items: " + FAMILY_DESCRIPTIONS["codegen"],
+    ),
+    # The optional sft stage's examples (data/sft): chat `messages`; empty (so left out) by default.
+    "sft": ConfigSpec(
+        "sft",
+        "sft",
+        ("output", "input"),
+        description="SFT warm-up: a teacher's right answers to output / input items, as chat `messages`",
+        counted=False,
+    ),
+}
 
 
 def release_configs(

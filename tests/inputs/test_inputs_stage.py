@@ -167,3 +167,16 @@ def test_draws_do_not_depend_on_the_modules_imported() -> None:
         for arg in ("without", "with")
     ]
     assert outs[0] == outs[1]
+
+
+def test_pools_are_drawn_the_same_in_parallel_and_saved_for_later_stages(tmp_path: Path) -> None:
+    from factory.inputs.stage import draw_pools, read_pools, write_pools
+
+    with ShardWriter(tmp_path / "programs", PROGRAMS_SCHEMA) as w:
+        w.write_many(_program_rows())
+    one = draw_pools(tmp_path / "programs", "grammars/python", seed=5, pool_size=40, workers=1)
+    two = draw_pools(tmp_path / "programs", "grammars/python", seed=5, pool_size=40, workers=2)
+    assert one == two and one and all(one.values())
+    assert draw_pools(tmp_path / "programs", "grammars/python", seed=6, pool_size=40, workers=1) != one
+    write_pools(one, tmp_path / "pools")
+    assert read_pools(tmp_path / "pools") == one

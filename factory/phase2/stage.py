@@ -1,0 +1,254 @@
+"""The phase2 stage: programs + executions → code-generation items with hidden tests.
+
+For each program, the shown examples are its ``ok`` executed cases (the inputs stage chose them
+for line coverage, which makes them the most telling examples), up to ``phase2.examples``. The
+default params keep 3 cases per program, too few to also hold tests out, so this stage draws
+``phase2.candidates`` *extra* argument lists per program with the inputs stage's own machinery
+(Hypothesis pools per signature, a per-program seeded sample; a seed of its own, so the draws
+differ from the inputs stage's) and runs them in the trusted sandbox pool under both hash seeds,
+exactly as the execute stage does; ``ok`` results (deterministic, literal output) whose
+arguments differ from the shown ones become the hidden tests, new outputs first. This leaves the
+phase-1 data as it is (raising ``inputs.per_program`` would change every phase-1 item) and costs
+a few seconds.
+
+Drops, by reason: ``no_ok_case`` (the program never ran cleanly), ``too_few_examples``,
+``too_few_hidden_tests``, ``constant_output`` (every shown and hidden output is the same value: a
+function returning that constant would pass, so the item teaches nothing). The stats also record
+``memorizer``: the share of items on which a program that memorises the shown examples (and
+returns the most common shown output elsewhere) fails at least one hidden test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from factory.errors import UserError
+from factory.execute.runner import Executor
+from factory.grammar.loader import load_grammar
+from factory.inputs.stage import candidates_for, draw_pools, read_pools
+from factory.io import ShardWriter, count_rows, iter_rows
+from factory.literals import parse_args, strict_equal
+from factory.params import ExecuteParams, InputsParams, Phase2Params
+from factory.phase2.items import (
+    FAMILY,
+    PHASE2_SCHEMA,
+    example_test,
+    signature,
+    synth_prompt,
+    task_id,
+)
+from factory.progress import progress
+from factory.stats import StageStats
+
+BATCH = 256
+
+Case = tuple[str, str, str]  # (args, output_repr, output_type)
+
+
+def _seed(seed: int) -> int:
+    """The phase-2 draw seed: derived from the pipeline seed, different from the inputs stage's."""
+    return int(hashlib.sha256(f"{seed}:phase2".encode()).hexdigest()[:12], 16)
+
+
+def _ok_cases_by_program(executions_dir: str | Path) -> Iterator[tuple[str, list[Case]]]:
+    """(program_id, ok cases) per program, in table order (the inputs stage writes a program's
+    cases together and the execute stage keeps the order)."""
+    current: str | None = None
+    cases: list[Case] = []
+    for batch in iter_rows(executions_dir):
+        for row in batch:
+            if row["program_id"] != current:
+                if current is not None:
+                    yield current, cases
+                current, cases = row["program_id"], []
+            if row["status"] == "ok":
+                cases.append((row["args"], row["output_repr"], row["output_type"]))
+    if current is not None:
+        yield current, cases
+
+
+def _with_cases(programs_dir: str | Path, executions_dir: str | Path) -> Iterator[tuple[dict, list[Case]]]:
+    """Each program with its ok executed cases (programs without cases get an empty list)."""
+    groups = _ok_cases_by_program(executions_dir)
+    pending = next(groups, None)
+    for batch in iter_rows(programs_dir, batch_rows=BATCH):
+        for program in batch:
+            if pending is not None and pending[0] == program["program_id"]:
+                yield program, pending[1]
+                pending = next(groups, None)
+            else:
+                yield program, []
+    if pending is not None:
+        raise UserError(
+            f"{executions_dir}: program {pending[0]} is not in {programs_dir} or not in its order "
+            "(rebuild the inputs and execute stages from these programs)"
+        )
+
+
+def _same(a: Case, b: Case) -> bool:
+    return a[2] == b[2] and strict_equal(parse_args(a[1])[0], parse_args(b[1])[0])
+
+
+def choose_hidden(shown: list[Case], ran: list[Case], k: int) -> list[Case]:
+    """Up to ``k`` hidden cases among ``ran`` (in draw order): arguments not among the shown ones,
+    each argument list once; outputs not seen yet first, then the others."""
+    taken = {args for args, _, _ in shown}
+    fresh: list[Case] = []
+    for case in ran:
+        if case[0] not in taken:
+            taken.add(case[0])
+            fresh.append(case)
+    seen = list(shown)
+    new, repeated = [], []
+    for case in fresh:
+        if any(_same(case, s) for s in seen):
+            repeated.append(case)
+        else:
+            new.append(case)
+            seen.append(case)
+    return (new + repeated)[:k]
+
+
+def memorizer_fails(shown: list[Case], hidden: list[Case]) -> bool:
+    """Whether ``items.memorizer_source`` fails some hidden test, computed without running it: it
+    answers a call whose arguments ``==`` shown ones with that output, else the most common shown
+    output."""
+    outputs = [c[1] for c in shown]
+    default = next(c for c in shown if c[1] == max(outputs, key=outputs.count))
+    shown_args = [(parse_args(c[0]), c) for c in shown]
+    for case in hidden:
+        args = parse_args(case[0])
+        answer = next((c for a, c in shown_args if a == args), default)
+        if not _same(answer, case):
+            return True
+    return False
+
+
+def run_phase2_stage(
+    seed: int,
+    params: Phase2Params,
+    inputs: InputsParams,
+    execute: ExecuteParams,
+    grammar_dir: str,
+    programs_dir: str | Path,
+    executions_dir: str | Path,
+    out_dir: str | Path,
+    stats_path: str | Path,
+    pools_dir: str | Path | None = None,
+) -> StageStats:
+    """Build the code-generation items of every program; write ``out_dir`` and the stats.
+
+    Hidden-test candidates are sampled (with the phase-2 seed) from the argument pools the inputs
+    stage saved in ``pools_dir``; without it, the pools are drawn here with the phase-2 seed.
+    """
+    grammar = load_grammar(grammar_dir)
+    draw = inputs.model_copy(update={"candidates": params.candidates})
+    draw_seed = _seed(seed)
+    stats = StageStats("phase2")
+    per_tier: Counter = Counter()
+    hidden_counts: Counter = Counter()
+    statuses: Counter = Counter()
+    memorizer = 0
+    total = count_rows(programs_dir)
+    if pools_dir is not None:
+        pools = read_pools(pools_dir)
+    else:
+        pools = draw_pools(programs_dir, grammar_dir, draw_seed, draw.pool_size, execute.workers or None)
+    executor = Executor(
+        timeout_s=inputs.timeout_s,  # candidates, like the inputs stage's: a slow one is dropped
+        memory_mb=execute.memory_mb,
+        max_output_repr=execute.max_output_repr,
+        hash_seeds=execute.hash_seeds,
+        workers=execute.workers or None,
+    )
+    with (
+        executor,
+        ShardWriter(out_dir, PHASE2_SCHEMA, params.rows_per_shard) as out,
+        progress("phase2", total) as advance,
+    ):
+        pairs = _with_cases(programs_dir, executions_dir)
+        while batch := [pair for _, pair in zip(range(BATCH), pairs, strict=False)]:
+            # Programs that will be dropped for want of shown examples are not run at all.
+            drawn = [
+                candidates_for(program, pools, grammar, draw_seed, draw)
+                if len(cases) >= params.min_examples
+                else []
+                for program, cases in batch
+            ]
+            jobs = [
+                {"source": program["source"], "entry": program["entry"], "args": args}
+                for (program, _), candidates in zip(batch, drawn, strict=True)
+                for args in candidates
+            ]
+            results = iter(executor.run(jobs))
+            for (program, cases), candidates in zip(batch, drawn, strict=True):
+                stats.items_in += 1
+                ran = []
+                for args in candidates:
+                    result = next(results)
+                    statuses[result["status"]] += 1
+                    if result["status"] == "ok":
+                        ran.append((args, result["output_repr"], result["output_type"]))
+                item, reason = _item(program, cases, ran, params)
+                if item is None:
+                    stats.drop(reason)
+                    continue
+                out.write(item)
+                stats.items_out += 1
+                per_tier[program["tier"]] += 1
+                hidden_counts[item["n_tests"]] += 1
+                memorizer += reason == "memorizer_fails"
+            advance(len(batch))
+    stats.extra["items_by_tier"] = {str(t): per_tier[t] for t in sorted(per_tier)}
+    stats.extra["hidden_tests_per_item"] = {str(k): hidden_counts[k] for k in sorted(hidden_counts)}
+    stats.extra["candidate_status"] = dict(sorted(statuses.items()))
+    stats.extra["memorizer"] = {
+        "items_where_it_fails_a_hidden_test": memorizer,
+        "share": round(memorizer / stats.items_out, 6) if stats.items_out else 0.0,
+    }
+    stats.write(stats_path)
+    return stats
+
+
+def _item(
+    program: dict[str, Any], cases: list[Case], ran: list[Case], params: Phase2Params
+) -> tuple[dict[str, Any] | None, str]:
+    """(the item, "memorizer_fails" or "memorizer_passes"), or (None, the drop reason)."""
+    if not cases:
+        return None, "no_ok_case"
+    shown = cases[: params.examples]
+    if len(shown) < params.min_examples:
+        return None, "too_few_examples"
+    hidden = choose_hidden(shown, ran, params.hidden_tests)
+    if len(hidden) < params.min_hidden_tests:
+        return None, "too_few_hidden_tests"
+    every = shown + hidden
+    if all(_same(every[0], c) for c in every[1:]):
+        return None, "constant_output"
+    entry = program["entry"]
+    sig = signature(entry, json.loads(program["param_types"]), [c[2] for c in every])
+    tests = [example_test(entry, *c) for c in hidden]
+    examples = [example_test(entry, *c) for c in shown]
+    item = {
+        "task_id": task_id("synth", program["program_id"], tests),
+        "family": FAMILY,
+        "origin": "synth",
+        "program_id": program["program_id"],
+        "prompt": synth_prompt(entry, sig, [(c[0], c[1]) for c in shown]),
+        "entry": entry,
+        "signature": sig,
+        "tests": json.dumps(tests),
+        "examples": json.dumps(examples),
+        "source": program["source"],
+        "tier": program["tier"],
+        "target": program["target"],
+        "grammar_hash": program["grammar_hash"],
+        "n_tests": len(tests),
+        "n_examples": len(examples),
+    }
+    return item, "memorizer_fails" if memorizer_fails(shown, hidden) else "memorizer_passes"
