@@ -5,7 +5,7 @@ one entry of ``EXTRA_CONFIGS``, keyed by the input's name; the folder comes with
 ``execverify assemble --extra-input NAME=DIR``. ``phase2`` (code generation, DESIGN §9) is the
 entry ``"phase2"``, read from the phase2 stage's items: ``--extra-input phase2=data/phase2``
 (rows need ``task_id``, ``family``, ``source``; any other columns, e.g. ``tests`` and ``entry``,
-are published as they are).
+are published as they are). ``sft`` is the sft stage's chat examples: ``--extra-input sft=data/sft``.
 """
 
 from __future__ import annotations
