@@ -85,6 +85,8 @@ class TasksParams(_Section):
 class TraceParams(_Section):
     max_steps: int = Field(2000, ge=1, le=1_000_000)  # longer traces are dropped (too_many_steps)
     max_repr: int = Field(300, ge=10)  # longer values are recorded truncated (never asked about)
+    # a value outgrowing this (marshal bytes) ends the trace: state_too_large
+    max_state_bytes: int = Field(1 << 20, ge=1024)
     rows_per_shard: int = Field(20_000, ge=100)
 
 

@@ -113,15 +113,15 @@ def draw_pool(grammar: Grammar, key: str, seed: int, pool_size: int) -> list[str
     return list(dict.fromkeys(args_text(v) for v in draw_examples(strategy, pool_size, pool_seed)))
 
 
-_worker_grammar: Grammar | None = None
+_grammars: dict[str, Grammar] = {}  # loaded once per process and grammar folder
 
 
 def _draw_in_worker(job: tuple[str, str, int, int]) -> list[str]:
-    global _worker_grammar
     grammar_dir, key, seed, pool_size = job
-    if _worker_grammar is None:
-        _worker_grammar = load_grammar(grammar_dir)
-    return draw_pool(_worker_grammar, key, seed, pool_size)
+    grammar = _grammars.get(grammar_dir)
+    if grammar is None:
+        grammar = _grammars[grammar_dir] = load_grammar(grammar_dir)
+    return draw_pool(grammar, key, seed, pool_size)
 
 
 def draw_pools(
@@ -133,7 +133,7 @@ def draw_pools(
     (seed, signature), so spreading them over processes changes no output.
     """
     keys = sorted({signature_key(row) for batch in iter_rows(programs_dir) for row in batch})
-    jobs = [(grammar_dir, key, seed, pool_size) for key in keys]
+    jobs = [(str(grammar_dir), key, seed, pool_size) for key in keys]
     workers = min(workers or os.cpu_count() or 1, len(keys))
     if workers <= 1:
         return {key: _draw_in_worker(job) for key, job in zip(keys, jobs, strict=True)}

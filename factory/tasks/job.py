@@ -9,6 +9,7 @@ order, so the output does not depend on the number of workers.
 from __future__ import annotations
 
 import functools
+import gc
 import json
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -41,7 +42,7 @@ def build_all(
     """One result per traces row, in order: ``items`` (rows of the tasks table), ``reasons``
     (families the case could not give) and ``drop`` (why the case gave nothing, else None).
 
-    Rows travel in chunks of ``CHUNK_ROWS`` (one job each: the per-job cost of the pipes is
+    Rows travel in chunks of about ``CHUNK_ROWS`` (one job each: the per-job cost of the pipes is
     then shared); results do not depend on the chunking or on the number of workers.
     """
     params_json = params.model_dump_json()
@@ -66,12 +67,17 @@ def build_all(
 
 
 def _chunks(rows: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    """Chunks of about ``CHUNK_ROWS`` rows that keep a program's rows together: a full chunk
+    still takes the rows of the program it ends with (up to 4 × ``CHUNK_ROWS``), so that one
+    worker parses and analyses that program once (the per-program work is cached per process,
+    and a program split over two chunks is often split over two workers)."""
     chunk: list[dict[str, Any]] = []
+    most = 4 * CHUNK_ROWS  # a program with many cases is still split
     for row in rows:
-        chunk.append(row)
-        if len(chunk) == CHUNK_ROWS:
+        if len(chunk) >= most or (len(chunk) >= CHUNK_ROWS and row.get("source") != chunk[-1].get("source")):
             yield chunk
             chunk = []
+        chunk.append(row)
     if chunk:
         yield chunk
 
@@ -81,7 +87,16 @@ def items_job(payload: dict[str, Any]) -> dict[str, Any]:
     (TasksParams as JSON); the result's ``cases`` holds one result per row, in order."""
     params = _params(payload["params"])
     seed = payload["seed"]
-    return {"status": "ok", "cases": [case_items(row, seed, params) for row in payload["rows"]]}
+    # Building items allocates many short-lived objects that form no cycles (questions, prompts,
+    # tree walks); the cyclic collector would scan them many times per chunk for nothing. It is
+    # paused for the chunk and left to run between chunks, where it still finds any cycle.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return {"status": "ok", "cases": [case_items(row, seed, params) for row in payload["rows"]]}
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def case_items(row: dict[str, Any], seed: int, params: TasksParams) -> dict[str, Any]:

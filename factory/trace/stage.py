@@ -21,6 +21,7 @@ from factory.io import ShardWriter, count_rows, iter_rows
 from factory.params import ExecuteParams, TraceParams
 from factory.progress import progress
 from factory.stats import StageStats
+from factory.trace.tracer import MAX_STATE_BYTES
 
 # A trace row: the case (as the inputs stage wrote it) and its recorded output, then the trace.
 CASE_COLUMNS = [(f.name, f.type) for f in CASES_SCHEMA if f.name != "lines_covered"] + [
@@ -54,7 +55,10 @@ def same_trace(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return True
 
 
-def trace_payloads(rows: list[dict[str, Any]], max_steps: int, max_repr: int) -> list[dict[str, Any]]:
+def trace_payloads(
+    rows: list[dict[str, Any]], max_steps: int, max_repr: int, max_state_bytes: int = MAX_STATE_BYTES
+) -> list[dict[str, Any]]:
+    """The trace jobs of ``rows`` (cases with ``source``, ``entry``, ``args``)."""
     return [
         {
             "source": r["source"],
@@ -62,6 +66,7 @@ def trace_payloads(rows: list[dict[str, Any]], max_steps: int, max_repr: int) ->
             "args": r["args"],
             "max_steps": max_steps,
             "max_repr": max_repr,
+            "max_state_bytes": max_state_bytes,
         }
         for r in rows
     ]
@@ -90,7 +95,7 @@ def trace_rows(
     A row without ``output_repr`` (a benchmark case never executed) skips the output check.
     """
     rows = rows if isinstance(rows, list) else list(rows)
-    payloads = trace_payloads(rows, params.max_steps, params.max_repr)
+    payloads = trace_payloads(rows, params.max_steps, params.max_repr, params.max_state_bytes)
     kinds = [FIRST_KIND] + [OTHER_KIND] * (len(executor.hash_seeds) - 1)
     for row, result in zip(rows, executor.run(payloads, kind=kinds, agree=same_digest), strict=True):
         if result["status"] != "ok":

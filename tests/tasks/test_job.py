@@ -75,3 +75,17 @@ def test_a_failing_builder_is_loud(rows: list[dict[str, Any]]) -> None:
 
     with job.items_pool(1) as pool, pytest.raises(RuntimeError, match="building items failed: job 'items'"):
         list(job.build_all(rows[:3], pool, seed=0, params=Unreadable()))  # type: ignore[arg-type]
+
+
+def test_chunks_keep_a_programs_rows_together() -> None:
+    """A chunk is closed at a program boundary once it holds CHUNK_ROWS rows; a program with more
+    than 4 × CHUNK_ROWS rows is split anyway. Every row is sent once, in order."""
+    sizes = [3, 5, 10, 1, 1, 40, 100, 2]
+    rows = [{"source": f"p{p}", "n": i} for p, size in enumerate(sizes) for i in range(size)]
+    chunks = list(job._chunks(iter(rows)))
+    assert [r for chunk in chunks for r in chunk] == rows
+    assert all(len(chunk) <= 4 * job.CHUNK_ROWS for chunk in chunks)
+    for before, after in zip(chunks, chunks[1:], strict=False):
+        split = before[-1]["source"] == after[0]["source"]
+        assert len(before) == 4 * job.CHUNK_ROWS if split else len(before) >= job.CHUNK_ROWS
+    assert [len(c) for c in chunks] == [18, 42, 64, 36, 2]

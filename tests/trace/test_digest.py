@@ -96,3 +96,27 @@ def test_digest_verdicts_equal_trace_verdicts_on_cruxeval(cruxeval_records: list
     assert by_digest == by_trace
     assert by_trace[-len(HASH_CASES) :] == list(HASH_CASES.values())
     assert by_trace.count("ok") > 750
+
+
+def test_stored_json_is_json_dumps_of_the_trace(cruxeval_records: list[dict[str, Any]]) -> None:
+    """``trace_row``'s hand-written JSON is byte for byte ``json.dumps`` of the trace's dicts: on
+    every CRUXEval case and on values that need escaping (non-ASCII, quotes, backslashes, line
+    breaks, a lone surrogate, an emoji, bools and -0.0 inside literals)."""
+    escapes = (
+        "def f(x):\n    y = {'a\u00e9': [1.5, -0.0, None, True]}\n"
+        "    z = 'q\"\\\\' + chr(10) + chr(0xd800) + chr(0x1F600)\n    return (x, z)\n"
+    )
+    payloads = [{"source": escapes, "entry": "f", "args": "'h\u00e9'"}]
+    payloads += [
+        {"source": r["code"], "entry": "f", "args": r["input"], "eval_args": True} for r in cruxeval_records
+    ]
+    checked = 0
+    for payload in payloads:
+        full = trace_job({**payload, "max_steps": 2000, "max_repr": 300})
+        if full["status"] != "ok":
+            continue
+        row = trace_row_job({**payload, "max_steps": 2000, "max_repr": 300})
+        stored = {k: full[k] for k in ("status", "output_repr", "output_type", "steps", "states")}
+        assert row["trace"] == json.dumps(stored, separators=(",", ":"))
+        checked += 1
+    assert checked > 750

@@ -694,6 +694,28 @@ def test_step_limit_survives_a_bare_except() -> None:
     assert len(trace["steps"]) == 30
 
 
+def test_a_value_outgrowing_max_state_bytes_ends_the_trace() -> None:
+    # Watching a huge value for changes would cost a marshal of it at every step; the trace ends
+    # at the step where it passes the limit, also when the program swallows the stop.
+    grows = """
+        def f(n):
+            items = [1, 2]
+            try:
+                for i in range(n):
+                    items *= 4
+            except BaseException:
+                pass
+            return len(items)
+        """
+    trace = run(program(grows), "12", max_state_bytes=4096)
+    assert trace["status"] == "state_too_large"
+    # [1, 2] * 4**k is 5 * 2 * 4**k + 5 marshal bytes: it first passes 4096 at k = 5, the 5th
+    # execution of line 6, so the trace stops there (after 2 + 2 * 5 steps).
+    assert len(trace["steps"]) == 12
+    small = run(program(grows), "3", max_state_bytes=4096)
+    assert small["status"] == "ok" and small["output_repr"] == "128"
+
+
 def test_runaway_recursion() -> None:
     source = program(
         """
