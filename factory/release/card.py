@@ -41,6 +41,10 @@ COLUMNS = {
     "passes": "difficulty filter: samples judged right",
     "pass_rate": "difficulty filter: passes / n",
     "tests": "codegen: the unit tests",
+    "messages": "sft: the chat (user prompt, the teacher's answer judged right)",
+    "source_task_id": "sft: the item the example answers",
+    "teacher_model": "sft: the model that wrote the answer",
+    "sample_index": "sft: which of the teacher's samples",
 }
 
 
@@ -209,6 +213,8 @@ def render_card(
     out.append("\n## Columns\n\n")
     for source, schema in schemas.items():
         used = [c.name for c in configs if c.source == source and c.name in rows]
+        if not used:
+            continue  # an empty input (e.g. the sft stage off) has no config in the card
         out.append(f"\nConfigs {', '.join(f'`{u}`' for u in used)}:\n\n")
         out.append(
             _table(

@@ -5,7 +5,7 @@ one entry of ``EXTRA_CONFIGS``, keyed by the input's name; the folder comes with
 ``execverify assemble --extra-input NAME=DIR``. ``phase2`` (code generation, DESIGN §9) is the
 entry ``"phase2"``, read from the phase2 stage's items: ``--extra-input phase2=data/phase2``
 (rows need ``task_id``, ``family``, ``source``; any other columns, e.g. ``tests`` and ``entry``,
-are published as they are).
+are published as they are). ``sft`` is the sft stage's chat examples: ``--extra-input sft=data/sft``.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ class ConfigSpec:
     shares: Mapping[str, float] = field(default_factory=dict)
     description: str = ""
     default: bool = False
+    counted: bool = True  # its rows are items of the card's tier/family table (not, e.g., sft examples)
 
     def wants(self, family: str) -> bool:
         return family in self.families
@@ -47,6 +48,14 @@ EXTRA_CONFIGS: dict[str, ConfigSpec] = {
         "phase2",
         ("codegen",),
         description="phase-2 RL items: " + FAMILY_DESCRIPTIONS["codegen"],
+    ),
+    # The optional sft stage's examples (data/sft): chat `messages`; empty (so left out) by default.
+    "sft": ConfigSpec(
+        "sft",
+        "sft",
+        ("output", "input"),
+        description="SFT warm-up: a teacher's right answers to output / input items, as chat `messages`",
+        counted=False,
     ),
 }
 

@@ -211,6 +211,7 @@ def run_assemble_stage(
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}."))
     writers: dict[tuple[str, str], ShardWriter] = {}
+    uncounted = {c.source for c in configs if not c.counted}
     try:
         with progress("assemble: write configs", total) as advance:
             for name, in_dir in inputs.items():
@@ -227,7 +228,7 @@ def run_assemble_stage(
                         stats.items_out += 1
                         pid = row.get("program_id") or compute_program_id_safe(row["source"])
                         split = plan.programs[pid].split
-                        _count(counts, row, name)
+                        _count(counts, row, name, name not in uncounted)
                         for config in configs:
                             if config.source != name or not config.wants(row["family"]):
                                 continue
@@ -263,9 +264,10 @@ def run_assemble_stage(
     return stats
 
 
-def _count(counts: _Counts, row: dict[str, Any], source: str) -> None:
+def _count(counts: _Counts, row: dict[str, Any], source: str, item: bool = True) -> None:
     family = row["family"]
-    counts.tier_family[(row.get("tier"), family)] += 1
+    if item:
+        counts.tier_family[(row.get("tier"), family)] += 1
     if row.get("grammar_hash"):
         counts.grammar_hashes.add(row["grammar_hash"])
     if row.get("case_id") and row.get("trace_length") is not None:

@@ -3,7 +3,10 @@
 A teacher (any solver backend, through the response cache) answers each output / input task
 ``n`` times; each response is judged by ``factory.scoring``; only responses judged right are kept,
 at most ``per_task`` per task, as ``messages`` (user prompt, assistant response) — the chat
-format TRL's SFTTrainer reads. The release's ``sft`` config is built from this folder.
+format TRL's SFTTrainer reads. The release's ``sft`` config is built from this folder
+(``execverify assemble --extra-input sft=data/sft``): each example has its own ``task_id`` (the
+task's id and the sample index; the release drops repeated ids) and keeps its task's
+``program_id`` and ``source``, so it lands in its program's split and is decontaminated with it.
 """
 
 from __future__ import annotations
@@ -24,13 +27,16 @@ from factory.stats import StageStats
 MESSAGE = pa.struct([pa.field("role", pa.string()), pa.field("content", pa.string())])
 SFT_SCHEMA = pa.schema(
     [
-        pa.field("task_id", pa.string(), nullable=False),
+        pa.field("task_id", pa.string(), nullable=False),  # "<task's id>:sft<sample_index>"
+        pa.field("source_task_id", pa.string(), nullable=False),
         pa.field("case_id", pa.string()),
+        pa.field("program_id", pa.string()),
         pa.field("family", pa.string(), nullable=False),
         pa.field("tier", pa.int32()),
         pa.field("messages", pa.list_(MESSAGE), nullable=False),
         pa.field("teacher_model", pa.string(), nullable=False),
         pa.field("sample_index", pa.int32(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
     ]
 )
 OFF_NOTICE = "SFT STAGE OFF (sft.enabled: false): no teacher model was asked; data/sft is empty."
@@ -100,11 +106,14 @@ def run_sft_stage(
 
 def _example(row: dict, response: str, index: int, teacher: str) -> dict:
     return {
-        "task_id": row["task_id"],
+        "task_id": f"{row['task_id']}:sft{index}",
+        "source_task_id": row["task_id"],
         "case_id": row.get("case_id"),
+        "program_id": row.get("program_id"),
         "family": row["family"],
         "tier": row.get("tier"),
         "messages": [{"role": "user", "content": row["prompt"]}, {"role": "assistant", "content": response}],
         "teacher_model": teacher,
         "sample_index": index,
+        "source": row["source"],
     }

@@ -83,15 +83,19 @@ class OpenAISolver(BaseSolver):
     async def _one_prompt(
         self, client: Any, limit: asyncio.Semaphore, index: int, prompt: str, n: int, sampling: Sampling
     ) -> list[str]:
+        # Greedy: one text stands for all n (they are the same; vLLM refuses n > 1 when greedy).
+        want = n if sampling.temperature > 0 else 1
         texts: list[str] = []
-        rounds = self.max_rounds or 2 * n + 2
+        rounds = self.max_rounds or 2 * want + 2
         for round_ in range(rounds):
             seed = sampling.seed + 1_000_003 * index + round_  # a new seed per round: new samples
             async with limit:
-                texts += await self._request(client, prompt, n - len(texts), sampling, seed)
-            if len(texts) >= n:
-                return texts[:n]
-        raise SolverRequestError(f"{self.base_url}: only {len(texts)} of {n} choices after {rounds} requests")
+                texts += await self._request(client, prompt, want - len(texts), sampling, seed)
+            if len(texts) >= want:
+                return texts[:want] * (n // want)
+        raise SolverRequestError(
+            f"{self.base_url}: only {len(texts)} of {want} choices after {rounds} requests"
+        )
 
     async def _request(self, client: Any, prompt: str, n: int, sampling: Sampling, seed: int) -> list[str]:
         openai = self._openai

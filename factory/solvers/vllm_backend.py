@@ -14,9 +14,10 @@ from factory.solvers.base import BaseSolver, Sampling
 
 
 def sampling_kwargs(n: int, sampling: Sampling) -> dict[str, Any]:
-    """The ``vllm.SamplingParams`` arguments for n samples (greedy when temperature is 0)."""
+    """The ``vllm.SamplingParams`` arguments for n samples (greedy when temperature is 0). vLLM
+    refuses ``n > 1`` when greedy, so greedy asks for one sample (the n are all that text)."""
     return {
-        "n": n,
+        "n": n if sampling.temperature > 0 else 1,
         "temperature": sampling.temperature,
         "top_p": sampling.top_p if sampling.temperature > 0 else 1.0,
         "max_tokens": sampling.max_tokens,
@@ -42,7 +43,13 @@ class VLLMSolver(BaseSolver):
 
     def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
         """``n`` completions per prompt in one engine call (vLLM batches and schedules)."""
-        params = self._vllm.SamplingParams(**sampling_kwargs(n, sampling))
+        kwargs = sampling_kwargs(n, sampling)
+        params = self._vllm.SamplingParams(**kwargs)
         conversations = [[{"role": "user", "content": p}] for p in prompts]
         outputs = self.llm.chat(conversations, params, use_tqdm=True)
-        return [[c.text for c in out.outputs] for out in outputs]
+        copies = n // kwargs["n"]  # greedy: one sample stands for all n
+        return [[c.text for c in out.outputs] * copies for out in outputs]
+
+    def close(self) -> None:
+        """Stop the engine's processes now (otherwise they live until the interpreter exits)."""
+        self.llm.llm_engine.engine_core.shutdown()

@@ -34,13 +34,16 @@ def test_keeps_only_right_responses_of_the_chosen_families(rows, tmp_path: Path)
     expected = {r["task_id"]: min(zlib.crc32(r["prompt"].encode()) % 3, 2) for r in used}
     got: dict[str, int] = {}
     for ex in out:
-        got[ex["task_id"]] = got.get(ex["task_id"], 0) + 1
+        got[ex["source_task_id"]] = got.get(ex["source_task_id"], 0) + 1
         user, assistant = ex["messages"]
         assert user["role"] == "user" and assistant["role"] == "assistant"
-        row = next(r for r in rows if r["task_id"] == ex["task_id"])
+        row = next(r for r in rows if r["task_id"] == ex["source_task_id"])
+        assert ex["task_id"] == f"{row['task_id']}:sft{ex['sample_index']}"
+        assert (ex["program_id"], ex["source"]) == (row["program_id"], row["source"])  # for the release
         assert user["content"] == row["prompt"]
         assert score_item(row, assistant["content"]).reward == 1.0
     assert got == {t: c for t, c in expected.items() if c}
+    assert len({ex["task_id"] for ex in out}) == len(out)
     m = json.loads((tmp_path / "m.json").read_text())
     assert m["examples"] == len(out) and m["teacher_model"] == "scripted-test-double"
     assert stats.dropped["no_right_response"] == sum(c == 0 for c in expected.values())
@@ -80,5 +83,5 @@ def test_embedded_teacher_on_a_few_items(rows, tmp_path: Path) -> None:
     stats = run_sft_stage(tasks, tmp_path / "sft", tmp_path / "m.json", params, seed=0, solver=solver)
     assert stats.items_in == 2 and stats.items_out + stats.dropped["no_right_response"] == 2
     for ex in read_table(tmp_path / "sft").to_pylist():
-        row = next(r for r in few if r["task_id"] == ex["task_id"])
+        row = next(r for r in few if r["task_id"] == ex["source_task_id"])
         assert score_item(row, ex["messages"][1]["content"]).reward == 1.0

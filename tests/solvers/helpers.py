@@ -1,10 +1,20 @@
-"""Shared test pieces: CRUXEval task rows, a tasks folder, and a scripted solver (a test double)."""
+"""Shared test pieces: CRUXEval task rows, a tasks folder, a scripted solver (a test double), and a
+local server's start and stop."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from factory.io import ShardWriter
 from factory.params import TasksParams
@@ -48,3 +58,46 @@ class ScriptedSolver(BaseSolver):
         self.calls += 1
         self.prompts += list(prompts)
         return [[self.gold[p] if i < self.right(p) else "I do not know." for i in range(n)] for p in prompts]
+
+
+@contextlib.contextmanager
+def local_server(
+    cmd: list[str], port: int, log_path: Path, env: dict[str, str], wait_s: float
+) -> Iterator[str]:
+    """Run ``cmd`` (a server on 127.0.0.1:``port``) until its ``/health`` answers 200; yield its
+    ``/v1`` base URL; stop it at the end (also on failure): SIGTERM to its process group, then
+    SIGKILL."""
+    log = open(log_path, "w")  # noqa: SIM115 (closed below)
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                tail = log_path.read_text()[-2000:]
+                pytest.fail(
+                    f"{' '.join([Path(cmd[0]).name, *cmd[1:3]])} did not come up (rc={proc.poll()}):\n{tail}"
+                )
+            time.sleep(1)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        log.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]

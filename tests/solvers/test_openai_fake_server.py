@@ -46,6 +46,15 @@ def test_a_server_that_returns_one_choice_is_asked_again_until_n() -> None:
     assert len(set(out[0])) == 3
 
 
+def test_greedy_asks_for_one_choice_and_repeats_it() -> None:
+    """Greedy samples are one text, and vLLM's server answers 400 to n > 1 when greedy."""
+    fake = FakeOpenAI()
+    with serve(fake) as url:
+        out = solver(url).generate(["p"], 3, 0.0, 1.0, 8, 5)
+    assert [r["n"] for r in fake.requests] == [1]
+    assert len(out[0]) == 3 and len(set(out[0])) == 1
+
+
 def test_a_server_that_returns_no_choice_fails_loudly() -> None:
     with serve(FakeOpenAI(default_choices=0)) as url:
         with pytest.raises(SolverRequestError, match="only 0 of 2 choices"):

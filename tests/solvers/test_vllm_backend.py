@@ -1,7 +1,6 @@
 """The vllm backend: argument mapping and the clear error where vllm is absent.
 
-vLLM cannot run on this machine (no GPU; the CPU build needs its own venv, which this repository
-does not set up yet), so the engine itself is not exercised here."""
+The engine itself runs in test_vllm_engine.py, in the CPU build's own venv (``.ci/vllm-venv``)."""
 
 from __future__ import annotations
 
@@ -23,6 +22,7 @@ def test_sampling_params_mapping() -> None:
         "seed": 7,
     }
     assert sampling_kwargs(1, Sampling(0.0, 0.5, 8, 0))["top_p"] == 1.0  # greedy ignores top_p
+    assert sampling_kwargs(5, Sampling(0.0, 0.5, 8, 0))["n"] == 1  # vLLM refuses n > 1 when greedy
 
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vllm is installed here")
