@@ -4,6 +4,7 @@ local server's start and stop."""
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import signal
 import socket
@@ -101,3 +102,14 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+#: Marks of the tests that need vLLM's CPU build (they run in its own venv, see README).
+VLLM_TESTS = [
+    pytest.mark.vllm,
+    pytest.mark.skipif(
+        importlib.util.find_spec("vllm") is None,
+        reason="vllm is not installed in this venv: build it with `bash .ci/vllm-venv`, then run "
+        "`.venv-vllm/bin/pytest -m vllm tests/solvers`",
+    ),
+]

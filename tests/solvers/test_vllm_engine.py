@@ -8,7 +8,6 @@ The engine takes 1-3 minutes to start on a CPU, so one engine serves the whole m
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import time
@@ -21,16 +20,9 @@ from factory.difficulty import run_difficulty_stage
 from factory.io import read_table
 from factory.params import DifficultyParams
 from factory.solvers import CachedSolver, ResponseCache
-from tests.solvers.helpers import cruxeval_task_rows, write_tasks
+from tests.solvers.helpers import VLLM_TESTS, cruxeval_task_rows, write_tasks
 
-pytestmark = [
-    pytest.mark.vllm,
-    pytest.mark.skipif(
-        importlib.util.find_spec("vllm") is None,
-        reason="vllm is not installed in this venv: build it with `bash .ci/vllm-venv`, then run "
-        "`.venv-vllm/bin/pytest -m vllm tests/solvers`",
-    ),
-]
+pytestmark = VLLM_TESTS
 
 # Small engine limits for a shared CPU: a short context and a 1 GiB KV cache.
 ENGINE = {"max_model_len": 1024, "dtype": "bfloat16", "seed": 0}

@@ -7,7 +7,6 @@ Needs the vllm venv (``bash .ci/vllm-venv``); run with ``.venv-vllm/bin/pytest -
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 import time
@@ -17,16 +16,9 @@ from pathlib import Path
 import pytest
 
 from factory.solvers.openai_backend import OpenAISolver
-from tests.solvers.helpers import free_port, local_server
+from tests.solvers.helpers import VLLM_TESTS, free_port, local_server
 
-pytestmark = [
-    pytest.mark.vllm,
-    pytest.mark.skipif(
-        importlib.util.find_spec("vllm") is None,
-        reason="vllm is not installed in this venv: build it with `bash .ci/vllm-venv`, then run "
-        "`.venv-vllm/bin/pytest -m vllm tests/solvers`",
-    ),
-]
+pytestmark = VLLM_TESTS
 
 
 @pytest.fixture(scope="module")
