@@ -159,11 +159,14 @@ def shard_paths(in_dir: str | Path) -> list[Path]:
     return sorted(in_dir.glob(SHARD_GLOB))
 
 
-def iter_rows(in_dir: str | Path, batch_rows: int = 10_000) -> Iterator[list[dict[str, Any]]]:
-    """Yield the rows of a stage output folder in batches, never loading it whole."""
+def iter_rows(
+    in_dir: str | Path, batch_rows: int = 10_000, columns: list[str] | None = None
+) -> Iterator[list[dict[str, Any]]]:
+    """Yield the rows of a stage output folder in batches, never loading it whole (only
+    ``columns`` when given)."""
     for path in shard_paths(in_dir):
         pf = pq.ParquetFile(path)
-        for batch in pf.iter_batches(batch_size=batch_rows):
+        for batch in pf.iter_batches(batch_size=batch_rows, columns=columns):
             yield batch.to_pylist()
 
 

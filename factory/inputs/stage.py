@@ -132,7 +132,8 @@ def draw_pools(
     Drawing is what costs (~0.5 ms an example in Hypothesis' engine); pools depend only on
     (seed, signature), so spreading them over processes changes no output.
     """
-    keys = sorted({signature_key(row) for batch in iter_rows(programs_dir) for row in batch})
+    batches = iter_rows(programs_dir, columns=["param_types"])
+    keys = sorted({signature_key(row) for batch in batches for row in batch})
     jobs = [(str(grammar_dir), key, seed, pool_size) for key in keys]
     workers = min(workers or os.cpu_count() or 1, len(keys))
     if workers <= 1:

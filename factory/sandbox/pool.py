@@ -123,7 +123,8 @@ def _runnable(pid: int) -> bool:
             stat = f.read()
     except OSError:
         return False
-    return stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3] == b"R"
+    state_at = stat.rindex(b")") + 2  # after "pid (comm) ", comm may hold spaces or parentheses
+    return stat[state_at : state_at + 1] == b"R"
 
 
 def _dropped(status: str) -> dict[str, Any]:

@@ -383,6 +383,12 @@ class _Tracer:
 
         return on_event
 
+    def _check_size(self, fingerprint: bytes) -> None:
+        """End the trace (``state_too_large``) when a value's fingerprint passes the limit."""
+        if len(fingerprint) > self.max_state_bytes:
+            self.state_limit_hit = True
+            raise _StateLimit
+
     def _capture(self, frame: FrameType, rec: _Frame) -> None:
         """Record the variables of ``frame`` that changed since its last snapshot."""
         step = rec.open
@@ -418,9 +424,8 @@ class _Tracer:
                             fingerprint = None
                         if fingerprint == memo:
                             continue
-                        if fingerprint is not None and len(fingerprint) > self.max_state_bytes:
-                            self.state_limit_hit = True
-                            raise _StateLimit
+                        if fingerprint is not None:
+                            self._check_size(fingerprint)
                 elif kind is type(old) and _safe_repr(value) == memo:
                     continue
             if kind in _EQ_IS_REPR and (kind in _UNSIZED or len(value) <= max_repr):
@@ -452,9 +457,8 @@ class _Tracer:
                 continue
             text, truncated = _bounded_repr(value, max_repr)
             snap[name] = entry = _snapshot(value, fingerprint, None if truncated else text)
-            if type(entry[1]) is bytes and len(entry[1]) > self.max_state_bytes:
-                self.state_limit_hit = True
-                raise _StateLimit
+            if type(entry[1]) is bytes:
+                self._check_size(entry[1])
             if step:
                 literal = _literal(value, text, truncated)
                 if not literal:

@@ -134,29 +134,16 @@ def test_task_is_a_dataset_row_that_scores_through_the_cli(
     assert isinstance(json.loads(row["answer"]), list)
     # The row scores through `execverify score` as a task file: gold gets the maximum.
     (tmp_path / "task.json").write_text(json.dumps(row))
-    (tmp_path / "gold.txt").write_text(gold_completion(row))
-    scored = _run(
-        execverify,
-        "score",
-        "--task",
-        str(tmp_path / "task.json"),
-        "--completion",
-        str(tmp_path / "gold.txt"),
-        "--json",
-    )
-    assert scored.returncode == 0, scored.stderr
-    assert json.loads(scored.stdout)["reward"] == (2.0 if family == "white_box" else 1.0)
-    (tmp_path / "wrong.txt").write_text("<answer>\nnonsense\n</answer>")
-    scored = _run(
-        execverify,
-        "score",
-        "--task",
-        str(tmp_path / "task.json"),
-        "--completion",
-        str(tmp_path / "wrong.txt"),
-        "--json",
-    )
-    assert json.loads(scored.stdout)["reward"] == 0.0
+
+    def score(completion: str) -> float:
+        (tmp_path / "completion.txt").write_text(completion)
+        task, answer = tmp_path / "task.json", tmp_path / "completion.txt"
+        scored = _run(execverify, "score", "--task", str(task), "--completion", str(answer), "--json")
+        assert scored.returncode == 0, scored.stderr
+        return json.loads(scored.stdout)["reward"]
+
+    assert score(gold_completion(row)) == (2.0 if family == "white_box" else 1.0)
+    assert score("<answer>\nnonsense\n</answer>") == 0.0
 
 
 def test_task_with_an_unknown_family_is_exit_2(execverify: str, tmp_path: Path) -> None:
