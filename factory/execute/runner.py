@@ -30,7 +30,11 @@ def payload_of(case: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
-_JOB_OPTIONS = ("capture", "max_steps", "max_repr")
+_JOB_OPTIONS = ("capture", "max_steps", "max_repr", "max_state_bytes")
+
+
+def _by_source(payload: dict[str, Any]) -> str:
+    return payload["source"]
 
 
 def same_output(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -134,10 +138,11 @@ class Executor:
         ``nondeterministic``), ``output_repr``, ``output_type`` (and ``lines`` for ``kind="lines"``,
         from the first seed's run). ``agree(first, other)`` adds a comparison of two ``ok`` runs
         (e.g. trace states); a case whose runs disagree is ``nondeterministic``. ``kind`` may name
-        one job kind per hash seed (the first seed's result is the one recorded).
+        one job kind per hash seed (the first seed's result is the one recorded). The cases of one
+        program go to one worker per pool when it keeps up (it compiles the program once).
         """
         payloads = (payload_of(case) for case in cases)
-        for results in map_pools(self.pools, kind, payloads):
+        for results in map_pools(self.pools, kind, payloads, affinity=_by_source):
             yield combine(results, agree)
 
     @classmethod

@@ -17,6 +17,7 @@ once; a runnable one (busy, or waiting for a core) may run on until its CPU time
 from __future__ import annotations
 
 import marshal
+import mmap
 import os
 import selectors
 import signal
@@ -26,11 +27,12 @@ import sys
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
-from factory.sandbox.worker import CRASH, KINDS, MEMORY, TIMEOUT, drop
+from factory.sandbox.worker import CRASH, KINDS, MEMORY, PROGRESS, TIMEOUT, drop
 
 HEADER = struct.Struct("<I")
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
@@ -65,10 +67,14 @@ class _Worker:
         "recheck",
         "writing",
         "dead",
+        "progress",
+        "answered",
     )
 
-    def __init__(self, proc: subprocess.Popen) -> None:
+    def __init__(self, proc: subprocess.Popen, progress: mmap.mmap) -> None:
         self.proc = proc
+        self.progress = progress  # the worker's count of jobs started (shared memory)
+        self.answered = 0  # answers received (the hello frame aside)
         self.pid = proc.pid
         self.wfd = proc.stdin.fileno()
         self.rfd = proc.stdout.fileno()
@@ -83,6 +89,11 @@ class _Worker:
         self.recheck = 0.0  # past the head job's timeout: when to look at the worker again
         self.writing = False
         self.dead = False
+
+    def running(self) -> int:
+        """How many of the jobs in flight the worker has started: the last of them is running
+        (or was, when it died); the ones before it finished, their answers held back."""
+        return PROGRESS.unpack_from(self.progress, 0)[0] - self.answered
 
     def kill(self) -> int:
         """SIGKILL the whole process group (the program's children too), reap, close the pipes.
@@ -186,6 +197,7 @@ class WorkerPool:
             "cpu_timeout_s": self.timeout_s,
             "kinds": self.kinds,
         }
+        self._config = config
         self._argv = [sys.executable, "-m", "factory.sandbox.worker", repr(config)]
         env = dict(os.environ)
         env["PYTHONHASHSEED"] = str(hash_seed)
@@ -201,9 +213,16 @@ class WorkerPool:
 
     # -- public -------------------------------------------------------------------------------
 
-    def map(self, kind: str, payloads: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        """Run ``kind`` on every payload; yield the results in input order."""
-        for results in map_pools([self], kind, payloads):
+    def map(
+        self,
+        kind: str,
+        payloads: Iterable[dict[str, Any]],
+        *,
+        affinity: Callable[[dict[str, Any]], str] | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """Run ``kind`` on every payload; yield the results in input order (``affinity``: see
+        ``map_pools``)."""
+        for results in map_pools([self], kind, payloads, affinity=affinity):
             yield results[0]
 
     def pids(self) -> list[int]:
@@ -224,16 +243,24 @@ class WorkerPool:
     # -- internals used by map_pools ----------------------------------------------------------
 
     def _spawn(self) -> _Worker:
-        proc = subprocess.Popen(
-            self._argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=self._env,
-            start_new_session=True,  # own process group: a timeout kills everything it started
-            close_fds=True,
-            bufsize=0,
-        )
-        return _Worker(proc)
+        fd = os.memfd_create("pool-progress", os.MFD_CLOEXEC)
+        try:
+            os.ftruncate(fd, PROGRESS.size)
+            progress = mmap.mmap(fd, PROGRESS.size)
+            argv = [*self._argv[:-1], repr({**self._config, "progress_fd": fd})]
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=self._env,
+                start_new_session=True,  # own process group: a timeout kills everything it started
+                close_fds=True,
+                pass_fds=(fd,),
+                bufsize=0,
+            )
+        finally:
+            os.close(fd)
+        return _Worker(proc, progress)
 
     def _ensure_workers(self) -> None:
         for i, w in enumerate(self._workers):
@@ -255,6 +282,12 @@ class WorkerPool:
             self._owner = None
 
 
+def _slot_hash(key: str) -> int:
+    """A well-mixed hash of an affinity key, the same in every process (``hash`` is salted)."""
+    digest = blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
 def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
@@ -268,6 +301,7 @@ def map_pools(
     payloads: Iterable[dict[str, Any]],
     *,
     max_ahead: int = 4096,
+    affinity: Callable[[dict[str, Any]], str] | None = None,
 ) -> Iterator[list[dict[str, Any]]]:
     """Run every payload once on each pool, all pools in one event loop.
 
@@ -276,8 +310,14 @@ def map_pools(
     from the first hash seed and only its digest from the second). ``max_ahead`` bounds how far
     dispatch runs ahead of the oldest unfinished payload. Payloads are read lazily and must be
     plain data (what ``marshal`` carries).
+
+    ``affinity(payload)`` (e.g. the program's source) sends payloads with the same key to the
+    same worker of each pool while that worker keeps up, so that per-program work cached in a
+    worker (compiled code, parsed trees) is done once per pool rather than once per worker. A
+    worker with nothing of its own to do takes the oldest job queued for another one, so no
+    worker idles while work is queued. Results never depend on which worker ran a job.
     """
-    return _Loop(pools, kind, payloads, max_ahead).run()
+    return _Loop(pools, kind, payloads, max_ahead, affinity).run()
 
 
 class _Loop:
@@ -289,6 +329,7 @@ class _Loop:
         kind: str | Sequence[str],
         payloads: Iterable[dict[str, Any]],
         max_ahead: int,
+        affinity: Callable[[dict[str, Any]], str] | None = None,
     ) -> None:
         self.pools = list(pools)
         self.kinds = [kind] * len(self.pools) if isinstance(kind, str) else list(kind)
@@ -297,7 +338,13 @@ class _Loop:
         self.source = iter(payloads)
         self.max_ahead = max(1, max_ahead)
         self.lanes = len(self.pools)
-        self.queues: list[deque[tuple[int, bytes]]] = [deque() for _ in self.pools]
+        self.affinity = affinity
+        # How far the search for a worker's own jobs may read ahead: a few windows' worth.
+        self.affinity_ahead = min(self.max_ahead, 2 * sum(p.window * p.size for p in self.pools))
+        # Jobs not yet sent, per lane and per worker slot (the slot the job's key maps to).
+        self.queues: list[list[deque[tuple[int, bytes]]]] = [
+            [deque() for _ in range(pool.size)] for pool in self.pools
+        ]
         self.results: dict[int, list[Any]] = {}
         self.left: dict[int, int] = {}
         self.next_in = 0
@@ -374,8 +421,11 @@ class _Loop:
             self.exhausted = True
             return False
         idx = self.next_in
+        # Without a key, jobs are dealt out in turn (an idle worker takes others' jobs anyway).
+        key = idx if self.affinity is None else _slot_hash(self.affinity(payload))
         frames: dict[str, bytes] = {}
-        for q, kind in zip(self.queues, self.kinds, strict=True):
+        for slots, kind in zip(self.queues, self.kinds, strict=True):
+            q = slots[key % len(slots)]
             frame = frames.get(kind)
             if frame is None:
                 try:
@@ -392,35 +442,39 @@ class _Loop:
         return True
 
     def _fill(self, lane: int) -> None:
-        """Top up every ready worker of the lane to the window, one job per worker per round."""
+        """Top up every ready worker of the lane to the window: first with the jobs queued for its
+        slot (reading more payloads while that queue is empty), then with the oldest job queued
+        for another slot."""
         pool = self.pools[lane]
-        q = self.queues[lane]
-        open_ = [w for w in pool._workers if w.ready and len(w.inflight) < pool.window]
-        if not open_:
-            return
+        slots = self.queues[lane]
         now = time.monotonic()
-        fed: list[_Worker] = []
-        while open_:
-            still = []
-            for w in open_:
-                if not q and not self._pull():
-                    break
-                item = q.popleft()
+        for slot, w in enumerate(pool._workers):
+            if not w.ready or len(w.inflight) >= pool.window:
+                continue
+            own = slots[slot]
+            while len(w.inflight) < pool.window:
+                if not own and not self._pull_for(slots, slot):
+                    others = [q for q in slots if q]
+                    if not others:
+                        break
+                    item = min(others, key=lambda q: q[0][0]).popleft()  # the oldest job
+                else:
+                    item = own.popleft()
                 if not w.inflight:
                     w.head_start = now
-                if not w.wbuf:
-                    fed.append(w)
                 w.inflight.append(item)
                 w.wbuf += item[1]
-                if len(w.inflight) < pool.window:
-                    still.append(w)
-            else:
-                open_ = still
-                continue
-            break
-        for w in fed:
-            if not w.writing:
+            if w.wbuf and not w.writing:
                 self._flush(w, lane)
+
+    def _pull_for(self, slots: list[deque[tuple[int, bytes]]], slot: int) -> bool:
+        """Read payloads until one is queued for ``slot``; False when none may or can be read,
+        or when the search would run more than ``affinity_ahead`` jobs ahead of the oldest
+        unfinished one (the results of later jobs wait in memory until it is done)."""
+        while not slots[slot]:
+            if self.next_in - self.next_out >= self.affinity_ahead or not self._pull():
+                return False
+        return True
 
     def _flush(self, w: _Worker, lane: int) -> None:
         try:
@@ -466,6 +520,7 @@ class _Loop:
                 w.ready = True  # the hello frame
                 continue
             idx, _ = w.inflight.popleft()
+            w.answered += 1
             w.head_start = now
             retire = result.pop("retire", False)
             self._deliver(idx, lane, result)
@@ -483,7 +538,7 @@ class _Loop:
                 f"a sandbox worker exited while starting (exit code {rc}); "
                 "see its message above (is memory_mb too small?)"
             )
-        self._answer_head(w, lane, _death_status(rc))
+        self._answer_running(w, lane, _death_status(rc))
         self._respawn(w, lane)
 
     def _check_deadlines(self) -> None:
@@ -495,7 +550,7 @@ class _Loop:
                         w.recheck = now + RECHECK_S  # busy or starved: its CPU timer decides
                         continue
                     self._take_down(w, lane)
-                    self._answer_head(w, lane, TIMEOUT)
+                    self._answer_running(w, lane, TIMEOUT)
                     self._respawn(w, lane)
                 elif not w.ready and now - w.spawned > STARTUP_TIMEOUT_S:
                     self._take_down(w, lane)
@@ -508,19 +563,26 @@ class _Loop:
             w.writing = False
         return w.kill()
 
-    def _answer_head(self, w: _Worker, lane: int, status: str) -> None:
-        if w.inflight:
-            idx, _ = w.inflight.popleft()
-            self._deliver(idx, lane, _dropped(status))
+    def _answer_running(self, w: _Worker, lane: int, status: str) -> None:
+        """Give ``status`` to the job the (now dead) worker was running. Jobs it finished before
+        but whose answers it still held stay in flight, to be sent again by ``_respawn``."""
+        running = min(w.running(), len(w.inflight))
+        if running <= 0:
+            return  # it died between jobs: nothing to blame
+        finished = [w.inflight.popleft() for _ in range(running - 1)]
+        idx, _ = w.inflight.popleft()
+        self._deliver(idx, lane, _dropped(status))
+        w.inflight.extendleft(reversed(finished))
 
     def _respawn(self, w: _Worker, lane: int) -> None:
         """Send ``w``'s unanswered jobs again (first in line) and start its successor."""
-        self.queues[lane].extendleft(reversed(w.inflight))
+        pool = self.pools[lane]
+        slot = pool._workers.index(w)
+        self.queues[lane][slot].extendleft(reversed(w.inflight))
         w.inflight.clear()
         w.wbuf.clear()
-        pool = self.pools[lane]
         new = pool._spawn()
-        pool._workers[pool._workers.index(w)] = new
+        pool._workers[slot] = new
         pool.restarts += 1
         self.sel.register(new.rfd, selectors.EVENT_READ, (new, lane))
 

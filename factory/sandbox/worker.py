@@ -21,6 +21,7 @@ import ast
 import builtins
 import importlib
 import marshal
+import mmap
 import os
 import random
 import resource
@@ -36,6 +37,8 @@ from factory.errors import UserError
 from factory.literals import _literal_shape, is_literal, parse_args
 
 HEADER = struct.Struct("<I")
+PROGRESS = struct.Struct("<Q")  # jobs started, in the memory shared with the pool
+HOLD_S = 0.002  # how long finished answers may wait to be sent together (see ``serve``)
 PROGRAM_FILENAME = "<program>"
 ARGS_FILENAME = "<args>"  # evaluated argument expressions: not the program, never traced
 PROGRAM_MODULE_NAME = "__program__"
@@ -81,6 +84,7 @@ class WorkerConfig:
         "cpu_backstop_s",
         "cpu_timeout_s",
         "kinds",
+        "progress_fd",
     )
 
     def __init__(
@@ -91,6 +95,7 @@ class WorkerConfig:
         cpu_backstop_s: int = 30,
         cpu_timeout_s: float | None = None,
         kinds: dict[str, str] | None = None,
+        progress_fd: int | None = None,
     ) -> None:
         self.memory_mb = memory_mb
         self.max_output_bytes = max_output_bytes
@@ -98,6 +103,8 @@ class WorkerConfig:
         self.cpu_backstop_s = cpu_backstop_s
         self.cpu_timeout_s = cpu_timeout_s
         self.kinds = dict(KINDS if kinds is None else kinds)
+        # A shared 8-byte counter of the jobs this worker has started (see ``serve``).
+        self.progress_fd = progress_fd
 
 
 class BadProgram(Exception):
@@ -511,10 +518,18 @@ def serve(config: WorkerConfig) -> None:
     sys.stdin = open(os.devnull)  # noqa: SIM115 - lives as long as the process
     sys.setrecursionlimit = _capped_setrecursionlimit
     jobs = _Jobs(config)
+    progress = None
+    if config.progress_fd is not None:
+        progress = mmap.mmap(config.progress_fd, PROGRESS.size)
+        os.close(config.progress_fd)  # the mapping stays; a program's children never see the fd
     _write_all(chan_out, _encode({"ready": os.getpid()}))
     buf = bytearray()
+    out = bytearray()  # answers not sent yet
+    held_since = 0.0
+    started = 0
     loads = marshal.loads
     unpack = HEADER.unpack_from
+    clock = time.monotonic
     while True:
         data = os.read(chan_in, 1 << 20)
         if not data:
@@ -527,10 +542,28 @@ def serve(config: WorkerConfig) -> None:
                 break
             kind, payload = loads(bytes(buf[pos + 4 : pos + 4 + size]))
             pos += 4 + size
+            started += 1
+            if progress is not None:
+                PROGRESS.pack_into(progress, 0, started)
             result = jobs.run(kind, payload)
-            _write_all(chan_out, _encode(result))
+            if not out:
+                held_since = clock()
+            out += _encode(result)
             if result.get("retire"):
+                _write_all(chan_out, out)
                 os._exit(0)
+            # With the shared counter, answers wait to be sent together while the next job is
+            # already in the buffer (one write, and one wake-up of the parent, for several small
+            # jobs), for at most HOLD_S. Should the worker die meanwhile, the counter tells the
+            # parent which job was running; the finished ones whose answers were lost run again.
+            if (
+                progress is None
+                or end - pos < 4
+                or end - pos - 4 < unpack(buf, pos)[0]
+                or clock() - held_since >= HOLD_S
+            ):
+                _write_all(chan_out, out)
+                out.clear()
         del buf[:pos]
 
 

@@ -50,8 +50,14 @@ if hasattr(ast, "TryStar"):
 
 def task_id(case_id: str, family: str, questions: list[dict[str, Any]]) -> str:
     """Content hash of the case, the family and the questions (gold answers included)."""
-    text = json.dumps([case_id, family, questions], sort_keys=True, ensure_ascii=False)
+    text = _SORTED_JSON([case_id, family, questions])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# json.dumps(..., ensure_ascii=False) with and without sort_keys, built once (json.dumps builds
+# an encoder per call when given options).
+_SORTED_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def default_case_id(source: str, entry: str, args: str) -> str:
@@ -73,18 +79,29 @@ def _features(source: str) -> tuple[tuple[str, Any], ...]:
     lines = source.splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
-    nodes = program_nodes(source)
-    functions = [n for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    loops = branches = 0
+    functions = []
+    for node in program_nodes(source):  # one pass; parsed trees hold no subclasses of the types
+        kind = type(node)
+        if kind in _LOOP_TYPES:
+            loops += 1
+        elif kind in _BRANCH_TYPES:
+            branches += 1
+        elif kind in _FUNCTION_TYPES:
+            functions.append(node)
     features = {
         "n_lines": len(lines),
-        "n_loops": sum(isinstance(n, _LOOPS) for n in nodes),
-        "n_branches": sum(
-            isinstance(n, (ast.If, ast.IfExp, ast.match_case, ast.ExceptHandler)) for n in nodes
-        ),
+        "n_loops": loops,
+        "n_branches": branches,
         "has_helper": len(functions) > 1,
         "max_depth": max((_depth(f.body, 0) for f in functions), default=0),
     }
     return tuple(features.items())
+
+
+_LOOP_TYPES = frozenset(_LOOPS)
+_BRANCH_TYPES = frozenset({ast.If, ast.IfExp, ast.match_case, ast.ExceptHandler})
+_FUNCTION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
 
 
 def _depth(block: list[ast.stmt], depth: int) -> int:
@@ -114,6 +131,14 @@ def _depth(block: list[ast.stmt], depth: int) -> int:
 def _safe_text(text: str) -> bool:
     """An answer line that the answer block can hold (one line, no answer tag)."""
     return "\n" not in text and "\r" not in text and "answer>" not in text.lower()
+
+
+@functools.lru_cache(maxsize=1024)
+def _answer_lines(source: str) -> tuple[int, frozenset[int]]:
+    """How many lines ``source`` has, and those whose text cannot be an answer line (see
+    ``_safe_text``)."""
+    lines = source.splitlines()  # as line_text reads them
+    return len(lines), frozenset(n for n, text in enumerate(lines, 1) if not _safe_text(text.strip()))
 
 
 def _literal(text: str | None) -> bool:
@@ -169,9 +194,14 @@ def build_items_with_reasons(
     all_questions = questions_from_trace(source, dict(trace), max_occurrence=p.max_occurrence)
     output_q = {"family": "output", "answer": output_repr, "answer_type": output_type}
 
+    n_lines, unsafe_lines = _answer_lines(source)
+
     def accept(q: Mapping[str, Any]) -> bool:
         if q["family"] == "next_line":
-            return _safe_text(line_text(source, int(q["answer"])))
+            line = int(q["answer"])
+            if line == -1 or 1 <= line <= n_lines:
+                return line not in unsafe_lines
+            return _safe_text(line_text(source, line))  # raises: not a line of the program
         return _safe_text(str(q["answer"]))
 
     items: list[dict[str, Any]] = []
@@ -187,6 +217,7 @@ def build_items_with_reasons(
                 minus_one_share=p.minus_one_share,
                 nil_share=p.nil_share,
                 accept=accept,
+                distinct=True,  # questions_from_trace asks nothing twice
             )
             if not nl and not st:
                 reasons.append("white_box:no_white_box_question")
@@ -198,7 +229,7 @@ def build_items_with_reasons(
             questions = [{"family": "input", "answer": output_repr, "answer_type": output_type}]
         elif family == "coverage":
             rng = random.Random(f"{seed}:{case_id}:coverage")
-            picked = sample_coverage(all_questions, rng, p.coverage_per_item, accept=accept)
+            picked = sample_coverage(all_questions, rng, p.coverage_per_item, accept=accept, distinct=True)
             if not picked:
                 reasons.append("coverage:no_informative_line")
                 continue
@@ -246,8 +277,8 @@ def _row(
         "program_id": case_row.get("program_id"),
         "family": family,
         "prompt": render_prompt(item),
-        "questions": json.dumps(questions, ensure_ascii=False),
-        "answer": json.dumps([q["answer"] for q in questions], ensure_ascii=False),
+        "questions": _JSON(questions),
+        "answer": _JSON([q["answer"] for q in questions]),
         "source": source,
         "entry": entry,
         "args": args,

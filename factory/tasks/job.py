@@ -33,6 +33,9 @@ def items_pool(workers: int | None = None) -> WorkerPool:
         timeout_s=ITEMS_TIMEOUT_S,
         memory_mb=ITEMS_MEMORY_MB,
         kinds={ITEMS_KIND: "factory.tasks.job:items_job"},
+        # A chunk is long work: two queued per worker keep it busy, and the rest wait in the
+        # parent, where an idle worker can take them (the end of a run stays balanced).
+        window=2,
     )
 
 
@@ -53,7 +56,7 @@ def build_all(
             sizes.append(len(chunk))
             yield {"rows": chunk, "seed": seed, "params": params_json}
 
-    for result in pool.map(ITEMS_KIND, payloads()):
+    for result in pool.map(ITEMS_KIND, payloads(), affinity=_first_source):
         size = sizes.popleft()
         status = result.get("status")
         if status == "ok":
@@ -64,6 +67,11 @@ def build_all(
                 yield {"items": [], "reasons": [], "drop": f"items_{status}"}
         else:  # a bug in the item builder: fail loudly, with the worker's message
             raise RuntimeError(f"building items failed: {result.get('detail') or status}")
+
+
+def _first_source(payload: dict[str, Any]) -> str:
+    """The program a chunk starts with: its worker has likely analysed it already."""
+    return str(payload["rows"][0].get("source"))
 
 
 def _chunks(rows: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:

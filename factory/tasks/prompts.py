@@ -221,14 +221,32 @@ def render_prompt(item: Mapping[str, Any]) -> str:
     questions = _questions(item)
     if not questions:
         raise ValueError("an item needs at least one question")
-    families = _families(questions)
+    families = tuple(_families(questions))
+    multiline = not _WHITE_BOX_FAMILIES.isdisjoint(families) and has_multiline_statement(source)
+    n = len(questions)
+    parts = [
+        _head(family, families, multiline, entry),
+        *_block(family, source, entry, args, questions),
+        "",
+        f"Reply with <reasoning>...</reasoning>, then <answer>...</answer> holding exactly {n} "
+        f"line{'s' if n > 1 else ''}.",
+    ]
+    return "\n".join(parts)
+
+
+_WHITE_BOX_FAMILIES = frozenset({"next_line", "state", "coverage"})  # they ask about lines
+
+
+@functools.lru_cache(maxsize=256)
+def _head(family: str, families: tuple[str, ...], multiline: bool, entry: str) -> str:
+    """A prompt up to its task block: intro, answer rules and the format-only example (items
+    of one family asking the same families share it)."""
     rules = []
     if {"next_line", "state"} & set(families):
         rules.append(_COUNTING)
-    if {"next_line", "state", "coverage"} & set(families) and has_multiline_statement(source):
+    if multiline:
         rules.append(_MULTILINE)
     rules += [_RULES[f].format(entry=entry) for f in families]
-    n = len(questions)
     parts = [
         _INTRO[family],
         "",
@@ -238,13 +256,9 @@ def render_prompt(item: Mapping[str, Any]) -> str:
         "<answer>...</answer>: one line per question, in the order asked, with no numbering and "
         "no other text.",
         "",
-        *_example(family, tuple(families)),
+        *_example(family, families),
         "",
         "Your task:",
-        *_block(family, source, entry, args, questions),
-        "",
-        f"Reply with <reasoning>...</reasoning>, then <answer>...</answer> holding exactly {n} "
-        f"line{'s' if n > 1 else ''}.",
     ]
     return "\n".join(parts)
 

@@ -131,19 +131,20 @@ def _collect(
         scope = isinstance(node, _SCOPES)
         new = line not in found and line not in pending
         walked = _walk_expr(_header_nodes(node)) if new or not scope else []
+        stored, read, called, walrus = _expr_names(walked)
         if not scope:
             # The function's locals are the names stored by its own statements (nested
             # functions and classes keep theirs).
-            local_names += [n.id for n in walked if type(n) is ast.Name and type(n.ctx) is ast.Store]
+            local_names += stored
         if new:
             pending[line] = {
                 "kind": kind,
                 "func": func,
                 "conditional": conditional,
                 "first_in_function": first,
-                "assigns": _assigned(node, walked),
-                "names": tuple(dict.fromkeys(_names_read(walked))),
-                "calls": tuple(dict.fromkeys(_calls(walked))),
+                "assigns": _assigned(node, walrus),
+                "names": tuple(dict.fromkeys(read)),
+                "calls": tuple(dict.fromkeys(called)),
                 "constant": _constant_assignment(node),
             }
         first = False
@@ -196,22 +197,35 @@ def _walk_expr(nodes: list[ast.AST]) -> list[ast.AST]:
     return out
 
 
-def _names_read(walked: list[ast.AST]) -> list[str]:
-    """Names loaded by the nodes of ``_walk_expr``."""
-    return [n.id for n in walked if type(n) is ast.Name and type(n.ctx) is ast.Load]
-
-
-def _calls(walked: list[ast.AST]) -> list[str]:
-    """Functions called by simple name among the nodes of ``_walk_expr``."""
-    return [n.func.id for n in walked if type(n) is ast.Call and type(n.func) is ast.Name]
+def _expr_names(walked: list[ast.AST]) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Of the nodes of ``_walk_expr``, in their order: names stored, names loaded, functions
+    called by simple name, and walrus targets."""
+    stored: list[str] = []
+    read: list[str] = []
+    called: list[str] = []
+    walrus: list[str] = []
+    for n in walked:
+        kind = type(n)
+        if kind is ast.Name:
+            ctx = type(n.ctx)
+            if ctx is ast.Store:
+                stored.append(n.id)
+            elif ctx is ast.Load:
+                read.append(n.id)
+        elif kind is ast.Call:
+            if type(n.func) is ast.Name:
+                called.append(n.func.id)
+        elif kind is ast.NamedExpr:
+            walrus.append(n.target.id)
+    return stored, read, called, walrus
 
 
 def _target_names(target: ast.AST) -> list[str]:
     return [n.id for n in walk(target) if type(n) is ast.Name]
 
 
-def _assigned(node: Any, walked: list[ast.AST]) -> tuple[str, ...]:
-    """Names bound by ``node``; ``walked``: the nodes of its header (``_walk_expr``)."""
+def _assigned(node: Any, walrus: list[str]) -> tuple[str, ...]:
+    """Names bound by ``node``; ``walrus``: the walrus targets in its header (``_expr_names``)."""
     names: list[str] = []
     if isinstance(node, ast.Assign):
         for target in node.targets:
@@ -227,8 +241,7 @@ def _assigned(node: Any, walked: list[ast.AST]) -> tuple[str, ...]:
     elif isinstance(node, ast.ExceptHandler) and node.name:
         names.append(node.name)
     if not isinstance(node, (_SCOPES, ast.match_case)):
-        # Walrus targets anywhere in the statement's own expressions.
-        names += [n.target.id for n in walked if type(n) is ast.NamedExpr]
+        names += walrus  # walrus targets anywhere in the statement's own expressions
     return tuple(dict.fromkeys(names))
 
 
@@ -269,7 +282,8 @@ def questions_from_trace(
     """
     if trace.get("status") != "ok":
         return []
-    info = _statement_lines(source)
+    facts = _program_facts(source)
+    info = facts.info
     steps = trace["steps"]
     lines = [s["line"] for s in steps]
     funcs = [s["func"] for s in steps]
@@ -279,13 +293,10 @@ def questions_from_trace(
         k = counts[line] = counts.get(line, 0) + 1
         occurrence.append(k)
     ran = set(counts)
-    never = sorted(line for line in info if line not in ran)[:MAX_NEVER_RUN]
-    physical_next = _physical_next(info)
-    function_starts = {i.line for i in info.values() if i.first_in_function}
-    helpers = {i.func for i in info.values()}  # the program's own functions
-
-    def calls_helper(stmt: StatementLine | None) -> bool:
-        return stmt is not None and any(name in helpers for name in stmt.calls)
+    never = [line for line in facts.lines if line not in ran][:MAX_NEVER_RUN]
+    physical_next = facts.physical_next
+    function_starts = facts.function_starts
+    calling = facts.calling
 
     questions: list[dict[str, Any]] = [
         {
@@ -297,23 +308,21 @@ def questions_from_trace(
         }
     ]
 
-    # Per line: the tags of its 1st and of its later executions, and whether it calls a helper.
-    line_tags: dict[int, tuple[list[str], list[str]]] = {}
-    for line in set(lines) | set(never):
-        stmt = info.get(line)
-        line_tags[line] = (_line_tags(stmt, 1), _line_tags(stmt, 2))
-    calling = {line for line in line_tags if calls_helper(info.get(line))}
+    # Per line: the tags of its 1st and of its later executions (copied before they are added to).
+    line_tags = facts.tags
+    for line in ran.difference(line_tags):  # a line event outside any statement line (rare)
+        line_tags = {**line_tags, line: _NO_STATEMENT_TAGS}
     last = counts if max_occurrence is not None else {}
 
     # next_line (a long trace: the loop below is the hot one; _question is inlined in it)
     n = len(lines)
-    except_lines = {line for line, stmt in info.items() if stmt.kind == "except"}
+    except_lines = facts.except_lines
     append = questions.append
     for i in range(n):
         line, k = lines[i], occurrence[i]
         if max_occurrence is not None and max_occurrence < k < last[line]:
             continue
-        tags = line_tags[line][k >= 2].copy()
+        tags = list(line_tags[line][k >= 2])
         if i + 1 == n:
             nxt = -1
             tags.append("last_step")
@@ -336,11 +345,12 @@ def questions_from_trace(
                 "trivial": nxt == physical_next.get(line),
             }
         )
-    for line in sorted(ran):
-        tags = line_tags[line][1] + ["never_runs"]
+    ran_lines = sorted(ran)
+    for line in ran_lines:
+        tags = [*line_tags[line][1], "never_runs"]
         questions.append(_question("next_line", line, counts[line] + 1, -1, tags, trivial=False))
     for line in never:
-        tags = line_tags[line][0] + ["never_runs"]
+        tags = [*line_tags[line][0], "never_runs"]
         questions.append(_question("next_line", line, 1, -1, tags, trivial=False))
 
     # state
@@ -355,7 +365,7 @@ def questions_from_trace(
         if not state["literal"] or (max_occurrence is not None and max_occurrence < k < last[line]):
             continue
         stmt = info.get(line)
-        tags = line_tags[line][k >= 2].copy()
+        tags = list(line_tags[line][k >= 2])
         if stmt is not None and var not in stmt.assigns:
             tags.append("mutation")  # changed by a call or an alias, not by an assignment
         if line in calling:
@@ -364,16 +374,16 @@ def questions_from_trace(
         trivial = stmt is not None and stmt.constant and var in stmt.assigns
         answer = f"{state['repr']}; {state['type']}"
         questions.append(_state_question(line, k, var, answer, tags, trivial=trivial))
-    for line in sorted(ran) + never:
+    for line in ran_lines + never:
         stmt = info.get(line)
         k = counts[line] + 1 if line in ran else 1
         for var in _nil_vars(stmt, changed_at.get(line, [])):
-            tags = line_tags[line][k >= 2] + ["never_runs"]
+            tags = [*line_tags[line][k >= 2], "never_runs"]
             questions.append(_state_question(line, k, var, "Nil", tags, trivial=False))
 
     # coverage
     entry = funcs[0] if funcs else None
-    for line in sorted(info):
+    for line in facts.lines:
         stmt = info[line]
         executed = line in ran
         tags = (["conditional"] if stmt.conditional else []) + ([] if executed else ["never_runs"])
@@ -388,6 +398,38 @@ def questions_from_trace(
             }
         )
     return questions
+
+
+@dataclass(frozen=True)
+class _ProgramFacts:
+    """What ``questions_from_trace`` reads of a program, whatever the trace: computed once per
+    source (a program has several cases)."""
+
+    info: dict[int, StatementLine]
+    lines: list[int]  # the statement lines, sorted
+    physical_next: dict[int, int]
+    function_starts: frozenset[int]  # first statement lines of the functions
+    except_lines: frozenset[int]
+    calling: frozenset[int]  # lines that call one of the program's own functions
+    tags: dict[int, tuple[tuple[str, ...], tuple[str, ...]]]  # of a 1st and of a later execution
+
+
+_NO_STATEMENT_TAGS: tuple[tuple[str, ...], tuple[str, ...]] = ((), ("second_iteration",))
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _program_facts(source: str) -> _ProgramFacts:
+    info = _statement_lines(source)
+    helpers = {stmt.func for stmt in info.values()}  # the program's own functions
+    return _ProgramFacts(
+        info=info,
+        lines=sorted(info),
+        physical_next=_physical_next(info),
+        function_starts=frozenset(stmt.line for stmt in info.values() if stmt.first_in_function),
+        except_lines=frozenset(line for line, stmt in info.items() if stmt.kind == "except"),
+        calling=frozenset(line for line, stmt in info.items() if any(name in helpers for name in stmt.calls)),
+        tags={line: (tuple(_line_tags(stmt, 1)), tuple(_line_tags(stmt, 2))) for line, stmt in info.items()},
+    )
 
 
 def _question(

@@ -48,6 +48,7 @@ TAG_WEIGHTS: dict[str, float] = {
 }
 #: Tags that make a next-line question worth asking even when the next line is the physical one.
 DECISION_TAGS = frozenset({"branch", "loop_header"})
+_WHITE_BOX = frozenset({"next_line", "state"})  # the families sample_questions draws from
 DEFAULT_MINUS_ONE_SHARE = 0.2
 DEFAULT_NIL_SHARE = 0.2
 
@@ -70,7 +71,7 @@ def is_trivial(question: Question) -> bool:
     if not question.get("trivial"):
         return False
     if question["family"] == "next_line":
-        return not DECISION_TAGS & set(question.get("informative") or ())
+        return DECISION_TAGS.isdisjoint(question.get("informative") or ())
     return True
 
 
@@ -219,6 +220,7 @@ def sample_questions(
     minus_one_share: float = DEFAULT_MINUS_ONE_SHARE,
     nil_share: float = DEFAULT_NIL_SHARE,
     accept: Callable[[Question], bool] | None = None,
+    distinct: bool = False,
 ) -> tuple[list[Question], list[Question]]:
     """(next_line questions, state questions) for one white-box item, each sorted by line.
 
@@ -226,6 +228,8 @@ def sample_questions(
     ``max(1, floor(minus_one_share·next_line))`` of the next_line ones (``nil_share`` likewise for
     ``Nil``); trivial questions only for straight-line programs. ``accept`` is an extra filter
     (the item builder uses it to refuse golds that would break the answer block).
+    ``distinct=True`` says that no two questions ask the same thing (as ``questions_from_trace``
+    gives them); otherwise repeats are dropped first.
     """
     for name, value in (("next_line", next_line), ("state", state)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -233,13 +237,16 @@ def sample_questions(
     for name, value in (("minus_one_share", minus_one_share), ("nil_share", nil_share)):
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"{name} must be in [0, 1], got {value!r}")
-    straight = is_straight_line(all_questions)
-    pools: dict[str, list[Question]] = {"next_line": [], "state": []}
     # Deduplicating after the family filter gives the same list (the key holds the family).
-    for q in _dedupe(q for q in all_questions if q["family"] in pools):
-        family = q["family"]
-        if not straight and is_trivial(q):
+    asked = [q for q in all_questions if q["family"] in _WHITE_BOX]
+    straight = is_straight_line(asked)  # only next_line questions count
+    if not distinct:
+        asked = _dedupe(asked)
+    pools: dict[str, list[Question]] = {"next_line": [], "state": []}
+    for q in asked:
+        if q.get("trivial") and not straight and is_trivial(q):
             continue
+        family = q["family"]
         if family == "state" and "var" not in q:
             continue
         pools[family].append(q)
@@ -258,12 +265,16 @@ def sample_coverage(
     k: int = 3,
     *,
     accept: Callable[[Question], bool] | None = None,
+    distinct: bool = False,
 ) -> list[Question]:
     """Up to ``k`` coverage questions, sorted by line: non-trivial lines only (a line that runs
-    in every call tells nothing), at least one NO and one YES when both exist and ``k >= 2``."""
+    in every call tells nothing), at least one NO and one YES when both exist and ``k >= 2``.
+    ``distinct``: as in ``sample_questions``."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ValueError(f"k must be an int >= 0, got {k!r}")
-    coverage = _dedupe(q for q in all_questions if q["family"] == "coverage")
+    coverage = [q for q in all_questions if q["family"] == "coverage"]
+    if not distinct:
+        coverage = _dedupe(coverage)
     pool = [q for q in coverage if not q.get("trivial")]
     if accept is not None:
         pool = [q for q in pool if accept(q)]

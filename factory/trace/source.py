@@ -13,12 +13,13 @@ import functools
 from collections import deque
 
 PROGRAM_FILENAME = "<program>"
-CACHE_SIZE = 1024
+CACHE_SIZE = 1024  # derived per-program facts
+TREE_CACHE_SIZE = 16  # parsed trees: a program's cases come together; trees are big and GC-tracked
 
 _AST = ast.AST
 
 
-@functools.lru_cache(maxsize=CACHE_SIZE)
+@functools.lru_cache(maxsize=TREE_CACHE_SIZE)
 def parse_program(source: str) -> ast.Module:
     """``ast.parse(source)`` under the pseudo-filename ``<program>``, cached by source text.
 
@@ -28,7 +29,7 @@ def parse_program(source: str) -> ast.Module:
     return ast.parse(source, PROGRAM_FILENAME)
 
 
-@functools.lru_cache(maxsize=CACHE_SIZE)
+@functools.lru_cache(maxsize=TREE_CACHE_SIZE)
 def program_nodes(source: str) -> tuple[ast.AST, ...]:
     """Every node of the program's tree in ``ast.walk`` order, cached by source text."""
     return tuple(walk(parse_program(source)))

@@ -446,3 +446,70 @@ def test_a_blocked_job_is_killed_at_its_wall_timeout_not_later(pool: WorkerPool)
     start = time.monotonic()
     assert run_one(pool, case(HOSTILE["sleep"][0]))["status"] == "timeout"
     assert time.monotonic() - start < TIMEOUT_S + 1.0
+
+
+PID = "import os\n\ndef f(x):\n    return os.getpid()\n"
+BUSY_PID = """
+import os, time
+
+def f(x):
+    start = time.process_time()
+    while time.process_time() - start < 0.002:
+        pass
+    return os.getpid()
+"""
+
+
+def _all_ready(*pools: WorkerPool) -> None:
+    """Wait until every worker of ``pools`` answers (jobs without a key are dealt out in turn)."""
+    for pool in pools:
+        for _ in range(100):
+            if len({r["output_repr"] for r in pool.map("run", [case(PID)] * 8)}) == pool.size:
+                break
+
+
+def test_jobs_of_one_program_go_to_one_worker() -> None:
+    """With ``affinity``, a program's jobs run on one worker per pool (which compiles it once)
+    while that worker keeps up; an idle worker may take a few at the end."""
+    programs = [BUSY_PID + f"# program {n}\n" for n in range(8)]
+    jobs = [case(source, str(i)) for i, source in enumerate(p for p in programs for _ in range(10))]
+    with WorkerPool(workers=2, hash_seed=1) as a, WorkerPool(workers=2, hash_seed=2) as b:
+        _all_ready(a, b)
+        results = list(map_pools([a, b], "run", jobs, affinity=lambda p: p["source"]))
+    for lane in (0, 1):
+        by_program: dict[str, list[str]] = {}
+        for job, pair in zip(jobs, results, strict=True):
+            by_program.setdefault(job["source"], []).append(pair[lane]["output_repr"])
+        at_home = sum(max(pids.count(pid) for pid in pids) for pids in by_program.values())
+        assert at_home >= 0.8 * len(jobs), by_program
+        assert len({pid for pids in by_program.values() for pid in pids}) == 2
+
+
+def test_an_idle_worker_takes_jobs_queued_for_a_busy_one() -> None:
+    """Every job has the same key, and the first one is slow: the other worker runs the jobs that
+    did not fit in the busy worker's window (16 queued in its pipe) instead of leaving them
+    waiting for it."""
+    jobs = [case(BURN_CPU, "0.5")] + [case(PID, str(i)) for i in range(40)]
+    with WorkerPool(workers=2, timeout_s=5.0) as pool:
+        _all_ready(pool)
+        results = list(pool.map("run", jobs, affinity=lambda p: "one key"))
+    assert results[0]["status"] == "ok"
+    pids = [r["output_repr"] for r in results[1:]]
+    assert len(set(pids)) == 2
+    assert max(pids.count(pid) for pid in pids) >= 40 - 16  # the idle one took the rest
+
+
+def test_a_crash_after_held_answers_blames_the_job_that_crashed() -> None:
+    """A worker sends the answers of quick jobs together; when it dies with answers held back,
+    the shared progress counter names the job that was running and the finished ones run again:
+    no neighbour of a crash or a timeout is blamed for it."""
+    square = "def f(x):\n    return x * x\n"
+    for bad, status in ((HOSTILE["segfault"][0], "crash"), (HOSTILE["loop"][0], "timeout")):
+        jobs = [case(square, str(i)) for i in range(30)]
+        jobs[17] = case(bad)
+        with WorkerPool(workers=1, timeout_s=TIMEOUT_S, memory_mb=256) as pool:
+            results = list(pool.map("run", jobs))
+            assert pool.restarts == 1
+        for i, r in enumerate(results):
+            expected = {"status": "ok", "output_repr": str(i * i), "output_type": "int"}
+            assert r["status"] == status if i == 17 else r == expected, (i, r)

@@ -63,3 +63,35 @@ def test_trace_stage_keeps_deterministic_traces_only(tmp_path: Path) -> None:
     run_trace_stage(executions, tmp_path / "t2", tmp_path / "t2.json", params, ExecuteParams(workers=1))
     a, b = shard_paths(tmp_path / "t1"), shard_paths(tmp_path / "t2")
     assert [p.read_bytes() for p in a] == [p.read_bytes() for p in b]
+
+
+def test_max_state_bytes_reaches_the_traced_runs(tmp_path: Path) -> None:
+    """``trace.max_state_bytes`` is a param of the stage, not only of ``trace_call``: a list
+    growing past a small bound ends the trace as ``state_too_large``."""
+    executions = _cases(tmp_path)
+    small = TraceParams(max_steps=100_000, max_state_bytes=1024)
+    stats = run_trace_stage(executions, tmp_path / "t", tmp_path / "t.json", small, ExecuteParams(workers=1))
+    assert stats.to_dict()["dropped"] == {"nondeterministic": 1}  # "long" holds only ints
+    grows = "def f(n):\n    xs = []\n    for i in range(n):\n        xs.append(i)\n    return len(xs)\n"
+    rows = [
+        {
+            "case_id": case_id("grows", "500"),
+            "program_id": "grows",
+            "source": grows,
+            "entry": "f",
+            "args": "500",
+            "tier": 3,
+            "target": "list.append",
+            "lines_covered": 0,
+            "grammar_hash": "test",
+        }
+    ]
+    with ShardWriter(tmp_path / "cases2", CASES_SCHEMA) as w:
+        w.write_many(rows)
+    one = ExecuteParams(workers=1)
+    run_execute_stage(tmp_path / "cases2", tmp_path / "ex2", tmp_path / "e2.json", one)
+    stats = run_trace_stage(tmp_path / "ex2", tmp_path / "t2", tmp_path / "t2.json", small, one)
+    assert stats.to_dict()["dropped"] == {"state_too_large": 1}
+    default = TraceParams(max_steps=100_000)
+    stats = run_trace_stage(tmp_path / "ex2", tmp_path / "t3", tmp_path / "t3.json", default, one)
+    assert stats.items_out == 1
