@@ -1,5 +1,6 @@
 """Questions and tasks derived from traces (DESIGN §5)."""
 
-from factory.tasks.questions import line_text, questions_from_trace, statement_lines
+from factory.tasks.analysis import statement_lines
+from factory.tasks.questions import line_text, questions_from_trace
 
 __all__ = ["line_text", "questions_from_trace", "statement_lines"]

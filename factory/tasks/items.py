@@ -28,10 +28,10 @@ from typing import Any
 
 from factory.literals import parse_args
 from factory.params import TasksParams
+from factory.tasks.analysis import program_features
 from factory.tasks.prompts import render_prompt
 from factory.tasks.questions import line_text, questions_from_trace
 from factory.tasks.sampling import sample_coverage, sample_questions
-from factory.trace.source import program_nodes
 
 ITEM_FAMILIES = ("white_box", "output", "input", "coverage")
 #: Question keys kept in an item's ``questions`` (in this order), per question family.
@@ -42,10 +42,6 @@ _KEYS = {
     "state": ("family", "line", "occurrence", "var", "answer", "informative", "trivial"),
     "coverage": ("family", "line", "answer", "informative", "trivial"),
 }
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
-if hasattr(ast, "TryStar"):
-    _COMPOUND = (*_COMPOUND, ast.TryStar)
 
 
 def task_id(case_id: str, family: str, questions: list[dict[str, Any]]) -> str:
@@ -63,69 +59,6 @@ _JSON = json.JSONEncoder(ensure_ascii=False).encode
 def default_case_id(source: str, entry: str, args: str) -> str:
     """A case id for a case given by hand (the CLI): hash of source, entry and args."""
     return hashlib.sha256(f"{source}\0{entry}\0{args}".encode()).hexdigest()[:16]
-
-
-def program_features(source: str) -> dict[str, Any]:
-    """Static features of a program (see ``_features``); a fresh dict each call."""
-    return dict(_features(source))
-
-
-@functools.lru_cache(maxsize=1024)
-def _features(source: str) -> tuple[tuple[str, Any], ...]:
-    """Static features: ``n_lines`` (up to the last non-blank line), ``n_loops`` (for/while),
-    ``n_branches`` (if/elif, conditional expressions, match cases, except handlers),
-    ``has_helper`` (more than one function), ``max_depth`` (deepest nesting of compound
-    statements in a function body; a flat body is 0, an ``elif`` sits at its ``if``'s depth)."""
-    lines = source.splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-    loops = branches = 0
-    functions = []
-    for node in program_nodes(source):  # one pass; parsed trees hold no subclasses of the types
-        kind = type(node)
-        if kind in _LOOP_TYPES:
-            loops += 1
-        elif kind in _BRANCH_TYPES:
-            branches += 1
-        elif kind in _FUNCTION_TYPES:
-            functions.append(node)
-    features = {
-        "n_lines": len(lines),
-        "n_loops": loops,
-        "n_branches": branches,
-        "has_helper": len(functions) > 1,
-        "max_depth": max((_depth(f.body, 0) for f in functions), default=0),
-    }
-    return tuple(features.items())
-
-
-_LOOP_TYPES = frozenset(_LOOPS)
-_BRANCH_TYPES = frozenset({ast.If, ast.IfExp, ast.match_case, ast.ExceptHandler})
-_FUNCTION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
-
-
-def _depth(block: list[ast.stmt], depth: int) -> int:
-    deepest = depth
-    for node in block:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue  # measured on their own
-        if not isinstance(node, _COMPOUND):
-            continue
-        inner = [node.body]
-        if isinstance(node, ast.If):
-            orelse = node.orelse
-            if len(orelse) == 1 and isinstance(orelse[0], ast.If):  # elif: same depth
-                deepest = max(deepest, _depth(orelse, depth))
-            else:
-                inner.append(orelse)
-        else:
-            inner += [getattr(node, "orelse", []), getattr(node, "finalbody", [])]
-            inner += [h.body for h in getattr(node, "handlers", [])]
-            inner += [c.body for c in getattr(node, "cases", [])]
-        for body in inner:
-            if body:
-                deepest = max(deepest, _depth(body, depth + 1))
-    return deepest
 
 
 def _safe_text(text: str) -> bool:
@@ -217,7 +150,7 @@ def build_items_with_reasons(
                 minus_one_share=p.minus_one_share,
                 nil_share=p.nil_share,
                 accept=accept,
-                distinct=True,  # questions_from_trace asks nothing twice
+                from_trace=True,
             )
             if not nl and not st:
                 reasons.append("white_box:no_white_box_question")
@@ -229,7 +162,7 @@ def build_items_with_reasons(
             questions = [{"family": "input", "answer": output_repr, "answer_type": output_type}]
         elif family == "coverage":
             rng = random.Random(f"{seed}:{case_id}:coverage")
-            picked = sample_coverage(all_questions, rng, p.coverage_per_item, accept=accept, distinct=True)
+            picked = sample_coverage(all_questions, rng, p.coverage_per_item, accept=accept, from_trace=True)
             if not picked:
                 reasons.append("coverage:no_informative_line")
                 continue

@@ -10,53 +10,16 @@ assignment, a line that runs in every call), so that the sampler can prefer the 
 
 from __future__ import annotations
 
-import ast
 import functools
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from factory.trace.source import CACHE_SIZE, child_nodes, program_nodes, walk
-
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-_KINDS = {
-    ast.If: "if",
-    ast.While: "while",
-    ast.For: "for",
-    ast.AsyncFor: "for",
-    ast.Try: "try",
-    ast.With: "with",
-    ast.AsyncWith: "with",
-    ast.Match: "match",
-    ast.Return: "return",
-    ast.Break: "break",
-    ast.Continue: "continue",
-    ast.Raise: "raise",
-    ast.FunctionDef: "def",
-    ast.AsyncFunctionDef: "def",
-    ast.ClassDef: "class",
-}
-# Statements that compile to no instruction, hence never have a line event.
-_SILENT = (ast.Global, ast.Nonlocal)
+from factory.tasks.analysis import StatementLine, statement_info
+from factory.trace.source import CACHE_SIZE
 
 #: How many lines that never run get a -1 / Nil question (the first ones in source order).
 MAX_NEVER_RUN = 5
-
-
-@dataclass(frozen=True)
-class StatementLine:
-    """What the source says about the statement that starts on one line."""
-
-    line: int
-    kind: str  # if, while, for, try, except, case, with, match, return, def, ..., simple
-    func: str  # the innermost enclosing function
-    conditional: bool  # inside an if/loop/try/except/match body of its function
-    first_in_function: bool  # the first statement of its function's body
-    assigns: tuple[str, ...]  # names bound by the statement itself (targets, loop variables)
-    names: tuple[str, ...]  # names the statement reads
-    calls: tuple[str, ...]  # names of the functions it calls by simple name
-    constant: bool  # `v = <literal>`: its state answer needs no reasoning
-    local_names: frozenset[str] = field(default=frozenset())  # the function's params and locals
 
 
 def line_text(source: str, line: int) -> str:
@@ -72,197 +35,6 @@ def line_text(source: str, line: int) -> str:
 @functools.lru_cache(maxsize=64)  # a case's questions ask about the same few lines
 def _source_lines(source: str) -> tuple[str, ...]:
     return tuple(source.splitlines())
-
-
-def statement_lines(source: str) -> dict[int, StatementLine]:
-    """The lines that start a statement inside a function body, which a trace can reach.
-
-    Module-level statements (they run untraced, when the program is loaded), docstrings and
-    ``global``/``nonlocal`` (no instruction, hence no line event) are left out. ``except`` and
-    ``case`` headers count as statements: Python reports line events on them.
-    """
-    return dict(_statement_lines(source))
-
-
-@functools.lru_cache(maxsize=CACHE_SIZE)  # as the parse it reads
-def _statement_lines(source: str) -> dict[int, StatementLine]:
-    found: dict[int, StatementLine] = {}
-    for node in program_nodes(source):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            pending: dict[int, dict[str, Any]] = {}
-            local_names = _parameter_names(node)
-            _collect(node.body, node.name, False, found, pending, local_names, first=True)
-            frozen = frozenset(local_names)
-            for line, fields in pending.items():
-                found[line] = StatementLine(line=line, local_names=frozen, **fields)
-    return found
-
-
-def _collect(
-    block: list[Any],
-    func: str,
-    conditional: bool,
-    found: dict[int, StatementLine],
-    pending: dict[int, dict[str, Any]],
-    local_names: list[str],
-    *,
-    first: bool = False,
-) -> None:
-    """Describe the statements of ``block`` (and of its nested blocks) into ``pending``, unless
-    their line is described already; add the names they bind to ``local_names``."""
-    for index, node in enumerate(block):
-        if isinstance(node, _SILENT):
-            continue
-        if (
-            first
-            and index == 0
-            and isinstance(node, ast.Expr)
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-        ):
-            continue  # a docstring
-        line = _first_line(node)
-        if isinstance(node, ast.ExceptHandler):
-            kind = "except"
-        elif isinstance(node, ast.match_case):
-            kind = "case"
-        else:
-            kind = _KINDS.get(type(node), "simple")
-        scope = isinstance(node, _SCOPES)
-        new = line not in found and line not in pending
-        walked = _walk_expr(_header_nodes(node)) if new or not scope else []
-        stored, read, called, walrus = _expr_names(walked)
-        if not scope:
-            # The function's locals are the names stored by its own statements (nested
-            # functions and classes keep theirs).
-            local_names += stored
-        if new:
-            pending[line] = {
-                "kind": kind,
-                "func": func,
-                "conditional": conditional,
-                "first_in_function": first,
-                "assigns": _assigned(node, walrus),
-                "names": tuple(dict.fromkeys(read)),
-                "calls": tuple(dict.fromkeys(called)),
-                "constant": _constant_assignment(node),
-            }
-        first = False
-        if scope:
-            continue  # their bodies run in other frames; FunctionDefs are walked on their own
-        for name in _BLOCK_FIELDS:
-            inner = getattr(node, name, None)
-            if inner:
-                # The body of `with` is no branch; everything else may be skipped or repeated.
-                inner_conditional = conditional or not isinstance(node, (ast.With, ast.AsyncWith))
-                _collect(inner, func, inner_conditional, found, pending, local_names)
-
-
-def _first_line(node: Any) -> int:
-    if isinstance(node, ast.match_case):
-        return node.pattern.lineno
-    decorators = getattr(node, "decorator_list", None) or []
-    return min([node.lineno] + [d.lineno for d in decorators])
-
-
-def _header_nodes(node: Any) -> list[ast.AST]:
-    """The parts of a statement that run on its own line event (not its body)."""
-    if isinstance(node, ast.match_case):
-        return [node.pattern] + ([node.guard] if node.guard else [])
-    out: list[ast.AST] = []
-    for name in node._fields:
-        if name in _BLOCK_FIELDS:
-            continue
-        value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            out.append(value)
-        elif isinstance(value, list):
-            out += [child for child in value if isinstance(child, ast.AST)]
-    return out
-
-
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def _walk_expr(nodes: list[ast.AST]) -> list[ast.AST]:
-    """Nodes of expressions, not descending into nested scopes (lambdas keep their own names)."""
-    out: list[ast.AST] = []
-    stack = list(nodes)
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if isinstance(node, _SCOPES):
-            continue
-        stack += child_nodes(node)
-    return out
-
-
-def _expr_names(walked: list[ast.AST]) -> tuple[list[str], list[str], list[str], list[str]]:
-    """Of the nodes of ``_walk_expr``, in their order: names stored, names loaded, functions
-    called by simple name, and walrus targets."""
-    stored: list[str] = []
-    read: list[str] = []
-    called: list[str] = []
-    walrus: list[str] = []
-    for n in walked:
-        kind = type(n)
-        if kind is ast.Name:
-            ctx = type(n.ctx)
-            if ctx is ast.Store:
-                stored.append(n.id)
-            elif ctx is ast.Load:
-                read.append(n.id)
-        elif kind is ast.Call:
-            if type(n.func) is ast.Name:
-                called.append(n.func.id)
-        elif kind is ast.NamedExpr:
-            walrus.append(n.target.id)
-    return stored, read, called, walrus
-
-
-def _target_names(target: ast.AST) -> list[str]:
-    return [n.id for n in walk(target) if type(n) is ast.Name]
-
-
-def _assigned(node: Any, walrus: list[str]) -> tuple[str, ...]:
-    """Names bound by ``node``; ``walrus``: the walrus targets in its header (``_expr_names``)."""
-    names: list[str] = []
-    if isinstance(node, ast.Assign):
-        for target in node.targets:
-            names += _target_names(target)
-    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
-        names += _target_names(node.target)
-    elif isinstance(node, (ast.With, ast.AsyncWith)):
-        for item in node.items:
-            if item.optional_vars is not None:
-                names += _target_names(item.optional_vars)
-    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        names.append(node.name)
-    elif isinstance(node, ast.ExceptHandler) and node.name:
-        names.append(node.name)
-    if not isinstance(node, (_SCOPES, ast.match_case)):
-        names += walrus  # walrus targets anywhere in the statement's own expressions
-    return tuple(dict.fromkeys(names))
-
-
-def _constant_assignment(node: Any) -> bool:
-    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-        try:
-            ast.literal_eval(node.value)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return False
-        return True
-    return False
-
-
-def _parameter_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    args = func.args
-    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
-    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-    return names
-
-
-# ---------------------------------------------------------------------------------------------
 
 
 def questions_from_trace(
@@ -419,7 +191,7 @@ _NO_STATEMENT_TAGS: tuple[tuple[str, ...], tuple[str, ...]] = ((), ("second_iter
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _program_facts(source: str) -> _ProgramFacts:
-    info = _statement_lines(source)
+    info = statement_info(source)
     helpers = {stmt.func for stmt in info.values()}  # the program's own functions
     return _ProgramFacts(
         info=info,

@@ -220,7 +220,7 @@ def sample_questions(
     minus_one_share: float = DEFAULT_MINUS_ONE_SHARE,
     nil_share: float = DEFAULT_NIL_SHARE,
     accept: Callable[[Question], bool] | None = None,
-    distinct: bool = False,
+    from_trace: bool = False,
 ) -> tuple[list[Question], list[Question]]:
     """(next_line questions, state questions) for one white-box item, each sorted by line.
 
@@ -228,8 +228,9 @@ def sample_questions(
     ``max(1, floor(minus_one_share·next_line))`` of the next_line ones (``nil_share`` likewise for
     ``Nil``); trivial questions only for straight-line programs. ``accept`` is an extra filter
     (the item builder uses it to refuse golds that would break the answer block).
-    ``distinct=True`` says that no two questions ask the same thing (as ``questions_from_trace``
-    gives them); otherwise repeats are dropped first.
+    ``from_trace=True`` says the questions are as ``questions_from_trace`` gives them: no two
+    ask the same thing, and every state gold is ``Nil`` or a value the tracer found literal, so
+    neither is checked again (otherwise repeats are dropped and golds parsed).
     """
     for name, value in (("next_line", next_line), ("state", state)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
@@ -240,7 +241,7 @@ def sample_questions(
     # Deduplicating after the family filter gives the same list (the key holds the family).
     asked = [q for q in all_questions if q["family"] in _WHITE_BOX]
     straight = is_straight_line(asked)  # only next_line questions count
-    if not distinct:
+    if not from_trace:
         asked = _dedupe(asked)
     pools: dict[str, list[Question]] = {"next_line": [], "state": []}
     for q in asked:
@@ -252,7 +253,7 @@ def sample_questions(
         pools[family].append(q)
 
     def accept_state(q: Question) -> bool:
-        return literal_state(q) and (accept is None or accept(q))
+        return (from_trace or literal_state(q)) and (accept is None or accept(q))
 
     next_line_qs = _sample_family(pools["next_line"], rng, next_line, minus_one_share, -1, accept)
     state_qs = _sample_family(pools["state"], rng, state, nil_share, "Nil", accept_state)
@@ -265,15 +266,15 @@ def sample_coverage(
     k: int = 3,
     *,
     accept: Callable[[Question], bool] | None = None,
-    distinct: bool = False,
+    from_trace: bool = False,
 ) -> list[Question]:
     """Up to ``k`` coverage questions, sorted by line: non-trivial lines only (a line that runs
     in every call tells nothing), at least one NO and one YES when both exist and ``k >= 2``.
-    ``distinct``: as in ``sample_questions``."""
+    ``from_trace=True``: the questions are distinct (see ``sample_questions``)."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise ValueError(f"k must be an int >= 0, got {k!r}")
     coverage = [q for q in all_questions if q["family"] == "coverage"]
-    if not distinct:
+    if not from_trace:
         coverage = _dedupe(coverage)
     pool = [q for q in coverage if not q.get("trivial")]
     if accept is not None:

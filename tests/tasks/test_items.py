@@ -9,7 +9,8 @@ from pydantic import ValidationError
 
 from factory.params import Params, TasksParams
 from factory.scoring import score_item
-from factory.tasks.items import build_items_for_case, build_items_with_reasons, program_features, task_id
+from factory.tasks.analysis import program_features
+from factory.tasks.items import build_items_for_case, build_items_with_reasons, task_id
 from factory.tasks.prompts import gold_completion
 from factory.tasks.sampling import is_trivial
 from factory.trace import trace_call

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from factory.tasks.questions import line_text, questions_from_trace, statement_lines
+from factory.tasks.analysis import statement_lines
+from factory.tasks.questions import line_text, questions_from_trace
 from factory.trace.tracer import trace_call
 
 SOURCE = textwrap.dedent(

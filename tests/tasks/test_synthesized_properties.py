@@ -15,8 +15,8 @@ from factory.io import read_table
 from factory.params import ExecuteParams, InputsParams, SynthesizeParams, TasksParams, TraceParams
 from factory.scoring import score_item
 from factory.synth.stage import run_synthesize_stage
+from factory.tasks.analysis import statement_lines
 from factory.tasks.prompts import gold_completion
-from factory.tasks.questions import statement_lines
 from factory.tasks.stage import run_tasks_stage
 from factory.trace.stage import run_trace_stage
 

@@ -1,0 +1,327 @@
+"""What a program's source says, once per program: its statement lines and its features.
+
+``statement_lines(source)``: the lines that start a statement inside a function body (the ones a
+trace can reach), each with what the statement is, binds, reads and calls; the question builder
+tags questions with them. ``program_features(source)``: static features that the items carry
+(lines, loops, branches, helpers, nesting depth). Both come from one parse and one walk of the
+tree per program (``_analysis``), cached by source text; the tree itself is not kept.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from factory.trace.source import CACHE_SIZE, child_nodes, parse_program, walk
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+_KINDS = {
+    ast.If: "if",
+    ast.While: "while",
+    ast.For: "for",
+    ast.AsyncFor: "for",
+    ast.Try: "try",
+    ast.With: "with",
+    ast.AsyncWith: "with",
+    ast.Match: "match",
+    ast.Return: "return",
+    ast.Break: "break",
+    ast.Continue: "continue",
+    ast.Raise: "raise",
+    ast.FunctionDef: "def",
+    ast.AsyncFunctionDef: "def",
+    ast.ClassDef: "class",
+}
+# Statements that compile to no instruction, hence never have a line event.
+_SILENT = (ast.Global, ast.Nonlocal)
+
+_LOOP_TYPES = frozenset({ast.For, ast.AsyncFor, ast.While})
+_BRANCH_TYPES = frozenset({ast.If, ast.match_case, ast.ExceptHandler})  # and IfExp, in expressions
+_FUNCTION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
+if hasattr(ast, "TryStar"):
+    _COMPOUND = (*_COMPOUND, ast.TryStar)
+
+
+@dataclass(frozen=True)
+class StatementLine:
+    """What the source says about the statement that starts on one line."""
+
+    line: int
+    kind: str  # if, while, for, try, except, case, with, match, return, def, ..., simple
+    func: str  # the innermost enclosing function
+    conditional: bool  # inside an if/loop/try/except/match body of its function
+    first_in_function: bool  # the first statement of its function's body
+    assigns: tuple[str, ...]  # names bound by the statement itself (targets, loop variables)
+    names: tuple[str, ...]  # names the statement reads
+    calls: tuple[str, ...]  # names of the functions it calls by simple name
+    constant: bool  # `v = <literal>`: its state answer needs no reasoning
+    local_names: frozenset[str] = field(default=frozenset())  # the function's params and locals
+
+
+def statement_lines(source: str) -> dict[int, StatementLine]:
+    """The lines that start a statement inside a function body, which a trace can reach.
+
+    Module-level statements (they run untraced, when the program is loaded), docstrings and
+    ``global``/``nonlocal`` (no instruction, hence no line event) are left out. ``except`` and
+    ``case`` headers count as statements: Python reports line events on them.
+    """
+    return dict(statement_info(source))
+
+
+def statement_info(source: str) -> dict[int, StatementLine]:
+    """``statement_lines`` without the copy: the cached dict, which callers must not modify."""
+    return _analysis(source).lines
+
+
+def program_features(source: str) -> dict[str, Any]:
+    """Static features of a program: ``n_lines`` (up to the last non-blank line), ``n_loops``
+    (for/while), ``n_branches`` (if/elif, conditional expressions, match cases, except
+    handlers), ``has_helper`` (more than one function), ``max_depth`` (deepest nesting of
+    compound statements in a function body; a flat body is 0, an ``elif`` sits at its ``if``'s
+    depth). A fresh dict each call."""
+    return dict(_analysis(source).features)
+
+
+@dataclass(frozen=True)
+class _Analysis:
+    lines: dict[int, StatementLine]
+    features: tuple[tuple[str, Any], ...]
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _analysis(source: str) -> _Analysis:
+    """One walk of the program's tree: statement by statement (breadth first, as ``ast.walk``
+    goes), each statement's own expressions walked once; both results are built from it."""
+    tree = parse_program(source)
+    headers: dict[int, list[ast.AST]] = {}  # id of a statement -> the nodes of its expressions
+    loops = branches = 0
+    functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+    todo: deque[ast.AST] = deque(tree.body)
+    while todo:  # statements, except handlers and match cases: expressions hold none of them
+        node = todo.popleft()
+        kind = type(node)  # parsed trees hold no subclasses of the node types
+        if kind in _LOOP_TYPES:
+            loops += 1
+        elif kind in _BRANCH_TYPES:
+            branches += 1
+        elif kind in _FUNCTION_TYPES:
+            functions.append(node)
+        walked = headers[id(node)] = _walk_expr(_header_nodes(node))
+        branches += sum(type(n) is ast.IfExp for n in walked)
+        for name in node._fields:
+            if name in _BLOCK_FIELDS:
+                todo.extend(getattr(node, name))
+
+    found: dict[int, StatementLine] = {}
+    for function in functions:
+        pending: dict[int, dict[str, Any]] = {}
+        local_names = _parameter_names(function)
+        _collect(function.body, function.name, False, found, pending, local_names, headers, first=True)
+        frozen = frozenset(local_names)
+        for line, fields in pending.items():
+            found[line] = StatementLine(line=line, local_names=frozen, **fields)
+
+    lines = source.splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    features = {
+        "n_lines": len(lines),
+        "n_loops": loops,
+        "n_branches": branches,
+        "has_helper": len(functions) > 1,
+        "max_depth": max((_depth(f.body, 0) for f in functions), default=0),
+    }
+    return _Analysis(found, tuple(features.items()))
+
+
+def _collect(
+    block: list[Any],
+    func: str,
+    conditional: bool,
+    found: dict[int, StatementLine],
+    pending: dict[int, dict[str, Any]],
+    local_names: list[str],
+    headers: dict[int, list[ast.AST]],
+    *,
+    first: bool = False,
+) -> None:
+    """Describe the statements of ``block`` (and of its nested blocks) into ``pending``, unless
+    their line is described already; add the names they bind to ``local_names``."""
+    for index, node in enumerate(block):
+        if isinstance(node, _SILENT):
+            continue
+        if (
+            first
+            and index == 0
+            and isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            continue  # a docstring
+        line = _first_line(node)
+        if isinstance(node, ast.ExceptHandler):
+            kind = "except"
+        elif isinstance(node, ast.match_case):
+            kind = "case"
+        else:
+            kind = _KINDS.get(type(node), "simple")
+        scope = isinstance(node, _SCOPES)
+        new = line not in found and line not in pending
+        walked = headers[id(node)] if new or not scope else []
+        stored, read, called, walrus = _expr_names(walked)
+        if not scope:
+            # The function's locals are the names stored by its own statements (nested
+            # functions and classes keep theirs).
+            local_names += stored
+        if new:
+            pending[line] = {
+                "kind": kind,
+                "func": func,
+                "conditional": conditional,
+                "first_in_function": first,
+                "assigns": _assigned(node, walrus),
+                "names": tuple(dict.fromkeys(read)),
+                "calls": tuple(dict.fromkeys(called)),
+                "constant": _constant_assignment(node),
+            }
+        first = False
+        if scope:
+            continue  # their bodies run in other frames; FunctionDefs are walked on their own
+        for name in _BLOCK_FIELDS:
+            inner = getattr(node, name, None)
+            if inner:
+                # The body of `with` is no branch; everything else may be skipped or repeated.
+                inner_conditional = conditional or not isinstance(node, (ast.With, ast.AsyncWith))
+                _collect(inner, func, inner_conditional, found, pending, local_names, headers)
+
+
+def _first_line(node: Any) -> int:
+    if isinstance(node, ast.match_case):
+        return node.pattern.lineno
+    decorators = getattr(node, "decorator_list", None) or []
+    return min([node.lineno] + [d.lineno for d in decorators])
+
+
+def _header_nodes(node: Any) -> list[ast.AST]:
+    """The parts of a statement that run on its own line event (not its body)."""
+    if isinstance(node, ast.match_case):
+        return [node.pattern] + ([node.guard] if node.guard else [])
+    out: list[ast.AST] = []
+    for name in node._fields:
+        if name in _BLOCK_FIELDS:
+            continue
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out += [child for child in value if isinstance(child, ast.AST)]
+    return out
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _walk_expr(nodes: list[ast.AST]) -> list[ast.AST]:
+    """Nodes of expressions, not descending into nested scopes (lambdas keep their own names)."""
+    out: list[ast.AST] = []
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, _SCOPES):
+            continue
+        stack += child_nodes(node)
+    return out
+
+
+def _expr_names(walked: list[ast.AST]) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Of the nodes of ``_walk_expr``, in their order: names stored, names loaded, functions
+    called by simple name, and walrus targets."""
+    stored: list[str] = []
+    read: list[str] = []
+    called: list[str] = []
+    walrus: list[str] = []
+    for n in walked:
+        kind = type(n)
+        if kind is ast.Name:
+            ctx = type(n.ctx)
+            if ctx is ast.Store:
+                stored.append(n.id)
+            elif ctx is ast.Load:
+                read.append(n.id)
+        elif kind is ast.Call:
+            if type(n.func) is ast.Name:
+                called.append(n.func.id)
+        elif kind is ast.NamedExpr:
+            walrus.append(n.target.id)
+    return stored, read, called, walrus
+
+
+def _target_names(target: ast.AST) -> list[str]:
+    return [n.id for n in walk(target) if type(n) is ast.Name]
+
+
+def _assigned(node: Any, walrus: list[str]) -> tuple[str, ...]:
+    """Names bound by ``node``; ``walrus``: the walrus targets in its header (``_expr_names``)."""
+    names: list[str] = []
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            names += _target_names(target)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        names += _target_names(node.target)
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            if item.optional_vars is not None:
+                names += _target_names(item.optional_vars)
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        names.append(node.name)
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        names.append(node.name)
+    if not isinstance(node, (_SCOPES, ast.match_case)):
+        names += walrus  # walrus targets anywhere in the statement's own expressions
+    return tuple(dict.fromkeys(names))
+
+
+def _constant_assignment(node: Any) -> bool:
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        try:
+            ast.literal_eval(node.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+        return True
+    return False
+
+
+def _parameter_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    args = func.args
+    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return names
+
+
+def _depth(block: list[ast.stmt], depth: int) -> int:
+    deepest = depth
+    for node in block:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue  # measured on their own
+        if not isinstance(node, _COMPOUND):
+            continue
+        inner = [node.body]
+        if isinstance(node, ast.If):
+            orelse = node.orelse
+            if len(orelse) == 1 and isinstance(orelse[0], ast.If):  # elif: same depth
+                deepest = max(deepest, _depth(orelse, depth))
+            else:
+                inner.append(orelse)
+        else:
+            inner += [getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+            inner += [h.body for h in getattr(node, "handlers", [])]
+            inner += [c.body for c in getattr(node, "cases", [])]
+        for body in inner:
+            if body:
+                deepest = max(deepest, _depth(body, depth + 1))
+    return deepest
