@@ -49,7 +49,7 @@ class ExecuteParams(_Section):
     memory_mb: int = Field(1024, ge=64)
     max_output_repr: int = Field(2000, ge=10)
     hash_seeds: list[int] = [1, 2]
-    workers: int = Field(0, ge=0, description="0: one per core")
+    workers: int = Field(0, ge=0, description="per hash seed; 0: the cores shared by the seeds")
     rows_per_shard: int = Field(50_000, ge=100)
 
     @field_validator("hash_seeds")

@@ -41,6 +41,7 @@ _SILENT = (ast.Global, ast.Nonlocal)
 _LOOP_TYPES = frozenset({ast.For, ast.AsyncFor, ast.While})
 _BRANCH_TYPES = frozenset({ast.If, ast.match_case, ast.ExceptHandler})  # and IfExp, in expressions
 _FUNCTION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
+_DEFINITION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
 if hasattr(ast, "TryStar"):
     _COMPOUND = (*_COMPOUND, ast.TryStar)
@@ -86,10 +87,20 @@ def program_features(source: str) -> dict[str, Any]:
     return dict(_analysis(source).features)
 
 
+def has_multiline_statement(source: str) -> bool:
+    """Whether a statement (other than a definition) has a header spanning several lines: the
+    prompt then says how such statements are numbered. False when the source does not parse."""
+    try:
+        return _analysis(source).multiline
+    except (SyntaxError, ValueError):  # ValueError: null bytes
+        return False
+
+
 @dataclass(frozen=True)
 class _Analysis:
     lines: dict[int, StatementLine]
     features: tuple[tuple[str, Any], ...]
+    multiline: bool
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
@@ -99,6 +110,7 @@ def _analysis(source: str) -> _Analysis:
     tree = parse_program(source)
     headers: dict[int, list[ast.AST]] = {}  # id of a statement -> the nodes of its expressions
     loops = branches = 0
+    multiline = False
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
     todo: deque[ast.AST] = deque(tree.body)
     while todo:  # statements, except handlers and match cases: expressions hold none of them
@@ -110,8 +122,12 @@ def _analysis(source: str) -> _Analysis:
             branches += 1
         elif kind in _FUNCTION_TYPES:
             functions.append(node)
-        walked = headers[id(node)] = _walk_expr(_header_nodes(node))
+        header = _header_nodes(node)
+        walked = headers[id(node)] = _walk_expr(header)
         branches += sum(type(n) is ast.IfExp for n in walked)
+        if not multiline and isinstance(node, ast.stmt) and kind not in _DEFINITION_TYPES:
+            line = node.lineno
+            multiline = any(getattr(child, "end_lineno", line) > line for child in header)
         for name in node._fields:
             if name in _BLOCK_FIELDS:
                 todo.extend(getattr(node, name))
@@ -135,7 +151,7 @@ def _analysis(source: str) -> _Analysis:
         "has_helper": len(functions) > 1,
         "max_depth": max((_depth(f.body, 0) for f in functions), default=0),
     }
-    return _Analysis(found, tuple(features.items()))
+    return _Analysis(found, tuple(features.items()), multiline)
 
 
 def _collect(
@@ -310,7 +326,7 @@ def _depth(block: list[ast.stmt], depth: int) -> int:
             continue  # measured on their own
         if not isinstance(node, _COMPOUND):
             continue
-        inner = [node.body]
+        inner = [getattr(node, "body", [])]  # a match statement has only its cases
         if isinstance(node, ast.If):
             orelse = node.orelse
             if len(orelse) == 1 and isinstance(orelse[0], ast.If):  # elif: same depth

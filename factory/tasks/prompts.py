@@ -15,9 +15,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from factory.tasks.analysis import has_multiline_statement
 from factory.tasks.questions import line_text
-from factory.trace.source import program_nodes
-from factory.trace.tracer import one_line_statements
 
 Question = Mapping[str, Any]
 
@@ -149,30 +148,6 @@ def _questions(item: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def _families(questions: Sequence[Question]) -> list[str]:
     return list(dict.fromkeys(q["family"] for q in questions))
-
-
-@functools.lru_cache(maxsize=1024)
-def has_multiline_statement(source: str) -> bool:
-    """Whether a statement spans several lines (its header, for a compound statement); the
-    prompt then says how such statements are numbered."""
-    if one_line_statements(source):
-        return False  # nothing spans two lines (a lexical check, cheaper than the walk below)
-    try:
-        nodes = program_nodes(source)
-    except SyntaxError:
-        return False
-    for node in nodes:
-        if not isinstance(node, ast.stmt) or isinstance(node, _DEFINITIONS):
-            continue
-        for name in node._fields:
-            if name in _BLOCKS:
-                continue
-            value = getattr(node, name, None)
-            for child in value if isinstance(value, list) else [value]:
-                end = getattr(child, "end_lineno", None)
-                if end is not None and end > node.lineno:
-                    return True
-    return False
 
 
 def _block(

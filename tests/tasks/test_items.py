@@ -103,6 +103,24 @@ def test_program_features() -> None:
     assert program_features(nested)["max_depth"] == 3
 
 
+def test_a_match_statement_program_gives_features_and_items() -> None:
+    """A ``match`` statement has cases, not a body: its program was once dropped as unparseable."""
+    source = (
+        "def f(x):\n"
+        "    match x:\n"
+        "        case [a, b] if a > b:\n"
+        "            return a\n"
+        "        case _:\n"
+        "            return 0 if x else 1\n"
+    )
+    assert program_features(source) == {
+        "n_lines": 6, "n_loops": 0, "n_branches": 3, "has_helper": False, "max_depth": 1,
+    }  # fmt: skip
+    trace = trace_call(source, "f", "[3, 1]")
+    items = build_items_for_case({"source": source, "entry": "f", "args": "[3, 1]"}, trace, seed=0)
+    assert {item["family"] for item in items} >= {"white_box", "output"}
+
+
 def test_task_id_is_a_content_hash() -> None:
     q = [{"family": "output", "answer": "1", "answer_type": "int"}]
     assert task_id("c", "output", q) == task_id("c", "output", [dict(q[0])])
