@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from factory.trace.source import CACHE_SIZE, child_nodes, parse_program, walk
+from factory.trace.source import CACHE_SIZE, parse_program, walk
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 _KINDS = {
@@ -218,7 +218,9 @@ def _collect(
 def _first_line(node: Any) -> int:
     if isinstance(node, ast.match_case):
         return node.pattern.lineno
-    decorators = getattr(node, "decorator_list", None) or []
+    decorators = getattr(node, "decorator_list", None)
+    if not decorators:
+        return node.lineno
     return min([node.lineno] + [d.lineno for d in decorators])
 
 
@@ -242,7 +244,10 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _walk_expr(nodes: list[ast.AST]) -> list[ast.AST]:
-    """Nodes of expressions, not descending into nested scopes (lambdas keep their own names)."""
+    """Nodes of expressions, not descending into nested scopes (lambdas keep their own names).
+
+    Leaves that tell nothing here (contexts, operators, aliases) are left out: the order of the
+    other nodes is the same with or without them."""
     out: list[ast.AST] = []
     stack = list(nodes)
     while stack:
@@ -250,7 +255,30 @@ def _walk_expr(nodes: list[ast.AST]) -> list[ast.AST]:
         out.append(node)
         if isinstance(node, _SCOPES):
             continue
-        stack += child_nodes(node)
+        stack += _expr_children(node)
+    return out
+
+
+# Fields that hold no node, or only leaves without interest (ctx, operators, import aliases).
+_NO_CHILD_FIELDS = frozenset(
+    {"ctx", "op", "ops", "names", "id", "attr", "arg", "name", "asname", "module", "level", "kind"}
+    | {"conversion", "is_async", "simple", "type_comment", "tag", "kwd_attrs", "rest"}
+)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+
+
+def _expr_children(node: ast.AST) -> list[ast.AST]:
+    """``child_nodes(node)`` without the leaves of ``_NO_CHILD_FIELDS``, same order."""
+    fields = _CHILD_FIELDS.get(type(node))
+    if fields is None:
+        fields = _CHILD_FIELDS[type(node)] = tuple(f for f in node._fields if f not in _NO_CHILD_FIELDS)
+    out: list[ast.AST] = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif type(value) is list:
+            out += [item for item in value if isinstance(item, ast.AST)]
     return out
 
 
@@ -278,6 +306,8 @@ def _expr_names(walked: list[ast.AST]) -> tuple[list[str], list[str], list[str],
 
 
 def _target_names(target: ast.AST) -> list[str]:
+    if type(target) is ast.Name:  # the usual target, walked at once
+        return [target.id]
     return [n.id for n in walk(target) if type(n) is ast.Name]
 
 
@@ -304,12 +334,21 @@ def _assigned(node: Any, walrus: list[str]) -> tuple[str, ...]:
 
 def _constant_assignment(node: Any) -> bool:
     if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+        kind = type(node.value)
+        if kind is ast.Constant:
+            return True
+        if kind not in _MAYBE_LITERAL:  # literal_eval refuses every other node
+            return False
         try:
             ast.literal_eval(node.value)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return False
         return True
     return False
+
+
+# The nodes that ast.literal_eval may accept besides a constant (``set()`` is a call).
+_MAYBE_LITERAL = frozenset({ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.BinOp, ast.Call})
 
 
 def _parameter_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
