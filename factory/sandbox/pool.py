@@ -12,6 +12,12 @@ same case gets the same verdict on an idle and on a loaded machine. The parent a
 side: past ``timeout_s`` a worker that is not runnable (sleeping, waiting on a child) is killed at
 once; a runnable one (busy, or waiting for a core) may run on until its CPU timer fires, up to
 ``WALL_FACTOR`` × ``timeout_s`` of wall time.
+
+Small jobs are cheap to run in bulk: a worker sends the answers of several jobs in one write
+(see ``factory.sandbox.worker.serve``), and a counter in memory shared with the parent tells
+which job was running when a worker died, so a crash or timeout is still blamed on that job
+alone (the finished ones whose answers were lost run again). ``map_pools(affinity=...)`` sends
+the jobs of one program to one worker of each pool, which then compiles and analyses it once.
 """
 
 from __future__ import annotations

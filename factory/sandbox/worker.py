@@ -4,7 +4,8 @@ It imports only the standard library and ``factory.literals`` so it starts fast 
 Protocol: frames of ``<u32 length><marshal data>``. The parent sends ``(kind, payload)``; the
 worker answers one result dict per job, in order, on a private copy of its original stdout (fd 1,
 0 and 2 then point at /dev/null, so a program can never write into the channel). The first frame
-it sends is ``{"ready": pid}``.
+it sends is ``{"ready": pid}``. Given ``progress_fd`` (an 8-byte memfd from the pool), the worker
+counts there the jobs it has started and may hold finished answers back to send several at once.
 
 A job function has the signature ``fn(payload: dict) -> dict`` (the worker's limits are in
 ``worker_config()``) and is found through ``KINDS`` (dotted paths, imported on first use). It

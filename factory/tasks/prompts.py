@@ -9,7 +9,6 @@ line numbers, the call, the numbered questions) and the reply format: reasoning 
 
 from __future__ import annotations
 
-import ast
 import functools
 import json
 from collections.abc import Mapping, Sequence
@@ -21,8 +20,6 @@ from factory.tasks.questions import line_text
 Question = Mapping[str, Any]
 
 ITEM_FAMILIES = ("white_box", "output", "input", "coverage")
-_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 _INTRO = {
     "white_box": "Work out how the Python program below executes for the given call, then answer "

@@ -1,9 +1,10 @@
-"""Parsed program sources, cached: one ``ast.parse`` per source per process.
+"""Parsed program sources, cached: one ``ast.parse`` per program while its cases are handled.
 
-The tracer (statement starts), the question builder (statement lines), the item builder (program
-features) and the prompts (multi-line statements) all read the same tree; parsing is the largest
-single cost of deriving a case's items, so they share it. ``child_nodes`` and ``walk`` are
-``ast.iter_child_nodes`` and ``ast.walk`` with the same order, a few times faster.
+The tracer (statement starts) and the item builder (``factory.tasks.analysis``: statement lines,
+features, multi-line statements) read the tree; what they derive from it is cached for many
+programs, the trees only for the last few (a program's cases come together; trees are large and
+every node is an object the cyclic collector would scan again and again). ``child_nodes`` and
+``walk`` are ``ast.iter_child_nodes`` and ``ast.walk`` with the same order, a few times faster.
 """
 
 from __future__ import annotations
@@ -27,12 +28,6 @@ def parse_program(source: str) -> ast.Module:
     bytes) as ``ast.parse`` does.
     """
     return ast.parse(source, PROGRAM_FILENAME)
-
-
-@functools.lru_cache(maxsize=TREE_CACHE_SIZE)
-def program_nodes(source: str) -> tuple[ast.AST, ...]:
-    """Every node of the program's tree in ``ast.walk`` order, cached by source text."""
-    return tuple(walk(parse_program(source)))
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:
