@@ -30,6 +30,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 import weakref
 from collections import deque
@@ -249,7 +250,7 @@ class WorkerPool:
     # -- internals used by map_pools ----------------------------------------------------------
 
     def _spawn(self) -> _Worker:
-        fd = os.memfd_create("pool-progress", os.MFD_CLOEXEC)
+        fd = _shared_memory_fd()
         try:
             os.ftruncate(fd, PROGRESS.size)
             progress = mmap.mmap(fd, PROGRESS.size)
@@ -286,6 +287,15 @@ class WorkerPool:
     def _release(self, owner: object) -> None:
         if self._owner is owner:
             self._owner = None
+
+
+def _shared_memory_fd() -> int:
+    """A file descriptor of a fresh file in memory (an unlinked temporary file where Linux's
+    memfd is not available), not inherited by children unless passed."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("pool-progress", os.MFD_CLOEXEC)
+    with tempfile.TemporaryFile() as f:
+        return os.dup(f.fileno())
 
 
 def _slot_hash(key: str) -> int:
