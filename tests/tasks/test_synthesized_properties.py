@@ -17,6 +17,8 @@ from factory.scoring import score_item
 from factory.synth.stage import run_synthesize_stage
 from factory.tasks.analysis import statement_lines
 from factory.tasks.prompts import gold_completion
+from factory.tasks.questions import questions_from_trace
+from factory.tasks.sampling import literal_state
 from factory.tasks.stage import run_tasks_stage
 from factory.trace.stage import run_trace_stage
 
@@ -93,3 +95,19 @@ def test_state_golds_are_typed_literals_or_nil(chain: dict) -> None:
             if q["family"] == "state" and q["answer"] != "Nil":
                 value, type_name = q["answer"].rsplit(";", 1)
                 assert type(ast.literal_eval(value.strip())).__name__ == type_name.strip()
+
+
+def test_questions_from_trace_are_distinct_and_their_state_golds_literal(chain: dict) -> None:
+    """What ``sample_questions(from_trace=True)`` relies on instead of checking again: no two
+    questions of a trace ask the same thing, and every state gold the tracer recorded as literal
+    parses back (``literal_state``)."""
+    states = 0
+    for row in chain["traces"]:
+        questions = questions_from_trace(row["source"], json.loads(row["trace"]), max_occurrence=4)
+        keys = [(q["family"], q.get("line"), q.get("occurrence"), q.get("var")) for q in questions]
+        assert len(keys) == len(set(keys))
+        for q in questions:
+            if q["family"] == "state":
+                assert literal_state(q), q
+                states += 1
+    assert states > 1000
