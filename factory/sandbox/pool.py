@@ -204,8 +204,7 @@ class WorkerPool:
             "cpu_timeout_s": self.timeout_s,
             "kinds": self.kinds,
         }
-        self._config = config
-        self._argv = [sys.executable, "-m", "factory.sandbox.worker", repr(config)]
+        self._config = config  # the worker's argument, with its progress_fd added per worker
         env = dict(os.environ)
         env["PYTHONHASHSEED"] = str(hash_seed)
         # The worker must import this very package, installed or not.
@@ -254,9 +253,9 @@ class WorkerPool:
         try:
             os.ftruncate(fd, PROGRESS.size)
             progress = mmap.mmap(fd, PROGRESS.size)
-            argv = [*self._argv[:-1], repr({**self._config, "progress_fd": fd})]
+            config = repr({**self._config, "progress_fd": fd})
             proc = subprocess.Popen(
-                argv,
+                [sys.executable, "-m", "factory.sandbox.worker", config],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=self._env,

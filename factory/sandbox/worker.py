@@ -560,8 +560,9 @@ def serve(config: WorkerConfig) -> None:
                 os._exit(0)
             # With the shared counter, answers wait to be sent together while the next job is
             # already in the buffer (one write, and one wake-up of the parent, for several small
-            # jobs), for at most HOLD_S. Should the worker die meanwhile, the counter tells the
-            # parent which job was running; the finished ones whose answers were lost run again.
+            # jobs); once the oldest has waited HOLD_S they go out before the next job starts.
+            # Should the worker die meanwhile, the counter tells the parent which job was
+            # running; the finished ones whose answers were lost run again.
             if (
                 progress is None
                 or end - pos < 4

@@ -187,7 +187,7 @@ def _collect(
             kind = _KINDS.get(type(node), "simple")
         scope = isinstance(node, _SCOPES)
         new = line not in found and line not in pending
-        walked = headers[id(node)] if new or not scope else []
+        walked = headers[id(node)]
         stored, read, called, walrus = _expr_names(walked)
         if not scope:
             # The function's locals are the names stored by its own statements (nested

@@ -82,8 +82,9 @@ def questions_from_trace(
 
     # Per line: the tags of its 1st and of its later executions (copied before they are added to).
     line_tags = facts.tags
-    for line in ran.difference(line_tags):  # a line event outside any statement line (rare)
-        line_tags = {**line_tags, line: _NO_STATEMENT_TAGS}
+    outside = ran.difference(line_tags)  # line events outside any statement line (rare)
+    if outside:
+        line_tags = {**line_tags, **dict.fromkeys(outside, _NO_STATEMENT_TAGS)}
     last = counts if max_occurrence is not None else {}
 
     # next_line (a long trace: the loop below is the hot one; _question is inlined in it)
@@ -150,8 +151,8 @@ def questions_from_trace(
     for line in ran_lines + never:
         k = counts[line] + 1 if line in ran else 1
         changed = changed_at.get(line)
-        nil_vars = changed[:2] if changed else quiet_vars.get(line, ())  # as _nil_vars
-        for var in nil_vars:
+        # Up to two variables: the first ones changed at the line, else what the line binds/reads.
+        for var in changed[:2] if changed else quiet_vars.get(line, ()):
             tags = [*line_tags[line][k >= 2], "never_runs"]
             questions.append(_state_question(line, k, var, "Nil", tags, trivial=False))
 
@@ -185,7 +186,7 @@ class _ProgramFacts:
     function_starts: frozenset[int]  # first statement lines of the functions
     except_lines: frozenset[int]
     calling: frozenset[int]  # lines that call one of the program's own functions
-    quiet_vars: dict[int, list[str]]  # _nil_vars of a line where no variable changed
+    quiet_vars: dict[int, list[str]]  # Nil variables of a line where no variable changed
     tags: dict[int, tuple[tuple[str, ...], tuple[str, ...]]]  # of a 1st and of a later execution
 
 
@@ -203,7 +204,7 @@ def _program_facts(source: str) -> _ProgramFacts:
         function_starts=frozenset(stmt.line for stmt in info.values() if stmt.first_in_function),
         except_lines=frozenset(line for line, stmt in info.items() if stmt.kind == "except"),
         calling=frozenset(line for line, stmt in info.items() if any(name in helpers for name in stmt.calls)),
-        quiet_vars={line: _nil_vars(stmt, []) for line, stmt in info.items()},
+        quiet_vars={line: _quiet_vars(stmt) for line, stmt in info.items()},
         tags={line: (tuple(_line_tags(stmt, 1)), tuple(_line_tags(stmt, 2))) for line, stmt in info.items()},
     )
 
@@ -249,12 +250,9 @@ def _line_tags(stmt: StatementLine | None, k: int) -> list[str]:
     return tags
 
 
-def _nil_vars(stmt: StatementLine | None, changed: list[str]) -> list[str]:
-    """Up to two variables to ask about at an occurrence that never happens."""
-    if changed:
-        return changed[:2]
-    if stmt is None:
-        return []
+def _quiet_vars(stmt: StatementLine) -> list[str]:
+    """Up to two variables to ask about at an occurrence that never happens, for a line where no
+    variable ever changed: the names it binds, then the locals it reads."""
     candidates = list(stmt.assigns) + [n for n in stmt.names if n in stmt.local_names]
     return list(dict.fromkeys(candidates))[:2]
 
