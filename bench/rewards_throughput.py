@@ -301,7 +301,7 @@ def cpu_seconds() -> float:
     for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
         usage = resource.getrusage(who)
         total += usage.ru_utime + usage.ru_stime
-    server = untrusted_fork.server()
+    server = untrusted_fork.running()  # never starts one just to measure
     if server is not None:
         time.sleep(0.05)  # let it reap the last released jobs
         total += sum(server.cpu_seconds())

@@ -57,7 +57,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -400,19 +399,8 @@ def _start_process(
 ) -> subprocess.Popen[bytes]:
     """The per-process path: a fresh interpreter runs ``untrusted_child.py``."""
     env = {**untrusted_fork.ZYGOTE_ENV, "HOME": tmp, "TMPDIR": tmp}
-    argv = [sys.executable, "-S", "-s", "-B", "-P", CHILD_SCRIPT, str(req_r), str(resp_w), tmp]
-    argv += [str(x) for x in limits] + [str(os.getpid())]
-    return subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=tmp,
-        env=env,
-        pass_fds=(req_r, resp_w),
-        close_fds=True,
-        start_new_session=True,
-    )
+    args = [req_r, resp_w, tmp, *limits, os.getpid()]
+    return untrusted_fork.spawn_script(CHILD_SCRIPT, args, cwd=tmp, env=env, pass_fds=(req_r, resp_w))
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -264,7 +264,6 @@ class _Landlock:
         self.attr_address = ctypes.addressof(self.attr)
         self.rule_address = ctypes.addressof(self.rule)
         self.syscall = syscall
-        self.abi = abi
 
     def apply(self, directory: str) -> bool:
         """Restrict this process (needs no_new_privs); False when the kernel refused."""

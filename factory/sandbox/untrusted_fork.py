@@ -93,6 +93,25 @@ class Job:
         self.server.notify(b"R", self.pid)
 
 
+def spawn_script(
+    script: str, args: list[object], *, cwd: str, env: dict[str, str], pass_fds: tuple[int, ...]
+) -> subprocess.Popen[bytes]:
+    """A fresh isolated interpreter (no site, no user site, no bytecode, no script dir on the
+    path) running ``script`` with ``args``, in its own session, with nothing but ``pass_fds``
+    open beyond /dev/null on 0-2: how both the fork server and a per-process job start."""
+    return subprocess.Popen(
+        [sys.executable, "-S", "-s", "-B", "-P", script, *map(str, args)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=cwd,
+        env=env,
+        pass_fds=pass_fds,
+        close_fds=True,
+        start_new_session=True,
+    )
+
+
 class ForkServer:
     """A running zygote and the scorer's end of its control socket."""
 
@@ -101,17 +120,8 @@ class ForkServer:
         self.owner = os.getpid()
         self.lock = threading.Lock()
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-S", "-s", "-B", "-P", script, str(theirs.fileno()), str(os.getpid())],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                cwd="/",
-                env=dict(ZYGOTE_ENV),
-                pass_fds=(theirs.fileno(),),
-                close_fds=True,
-                start_new_session=True,
-            )
+            fd = theirs.fileno()
+            self.proc = spawn_script(script, [fd, os.getpid()], cwd="/", env=dict(ZYGOTE_ENV), pass_fds=(fd,))
         except BaseException:
             ours.close()
             raise
@@ -216,12 +226,9 @@ def server() -> ForkServer | None:
     with _lock:
         if not _enabled:
             return None
-        current = _server
-        if current is not None and current.owner == os.getpid() and current.alive():
-            return current
-        if current is not None and current.owner == os.getpid():
-            current.close()
-        _server = None
+        if running() is not None:  # started by another thread meanwhile
+            return _server
+        _stop_locked()
         try:
             _server = ForkServer(ZYGOTE_SCRIPT)
         except (OSError, ForkServerError) as exc:
