@@ -15,9 +15,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from factory.trace.source import CACHE_SIZE, parse_program, walk
+from factory.trace.source import BLOCK_FIELDS, CACHE_SIZE, first_line, parse_program, walk
 
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 _KINDS = {
     ast.If: "if",
     ast.While: "while",
@@ -129,7 +128,7 @@ def _analysis(source: str) -> _Analysis:
             line = node.lineno
             multiline = any(getattr(child, "end_lineno", line) > line for child in header)
         for name in node._fields:
-            if name in _BLOCK_FIELDS:
+            if name in BLOCK_FIELDS:
                 todo.extend(getattr(node, name))
 
     found: dict[int, StatementLine] = {}
@@ -178,7 +177,7 @@ def _collect(
             and isinstance(node.value.value, str)
         ):
             continue  # a docstring
-        line = _first_line(node)
+        line = first_line(node)
         if isinstance(node, ast.ExceptHandler):
             kind = "except"
         elif isinstance(node, ast.match_case):
@@ -207,21 +206,12 @@ def _collect(
         first = False
         if scope:
             continue  # their bodies run in other frames; FunctionDefs are walked on their own
-        for name in _BLOCK_FIELDS:
+        for name in BLOCK_FIELDS:
             inner = getattr(node, name, None)
             if inner:
                 # The body of `with` is no branch; everything else may be skipped or repeated.
                 inner_conditional = conditional or not isinstance(node, (ast.With, ast.AsyncWith))
                 _collect(inner, func, inner_conditional, found, pending, local_names, headers)
-
-
-def _first_line(node: Any) -> int:
-    if isinstance(node, ast.match_case):
-        return node.pattern.lineno
-    decorators = getattr(node, "decorator_list", None)
-    if not decorators:
-        return node.lineno
-    return min([node.lineno] + [d.lineno for d in decorators])
 
 
 def _header_nodes(node: Any) -> list[ast.AST]:
@@ -230,7 +220,7 @@ def _header_nodes(node: Any) -> list[ast.AST]:
         return [node.pattern] + ([node.guard] if node.guard else [])
     out: list[ast.AST] = []
     for name in node._fields:
-        if name in _BLOCK_FIELDS:
+        if name in BLOCK_FIELDS:
             continue
         value = getattr(node, name, None)
         if isinstance(value, ast.AST):

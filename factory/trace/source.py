@@ -18,6 +18,8 @@ CACHE_SIZE = 1024  # derived per-program facts
 TREE_CACHE_SIZE = 16  # parsed trees: a program's cases come together; trees are big and GC-tracked
 
 _AST = ast.AST
+#: The fields of a statement (or except handler, or match case) that hold statements.
+BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 @functools.lru_cache(maxsize=TREE_CACHE_SIZE)
@@ -28,6 +30,17 @@ def parse_program(source: str) -> ast.Module:
     bytes) as ``ast.parse`` does.
     """
     return ast.parse(source, PROGRAM_FILENAME)
+
+
+def first_line(node: ast.AST) -> int:
+    """The line a statement starts on: its first decorator's for a decorated definition, its
+    pattern's for a match case."""
+    if isinstance(node, ast.match_case):
+        return node.pattern.lineno
+    decorators = getattr(node, "decorator_list", None)
+    if not decorators:
+        return node.lineno
+    return min([node.lineno] + [d.lineno for d in decorators])
 
 
 def child_nodes(node: ast.AST) -> list[ast.AST]:

@@ -41,7 +41,7 @@ from typing import Any
 
 from factory.errors import UserError
 from factory.literals import canonical_repr, parse_args
-from factory.trace.source import parse_program
+from factory.trace.source import BLOCK_FIELDS, first_line, parse_program
 
 PROGRAM_FILENAME = "<program>"
 ARGS_FILENAME = "<args>"  # evaluated argument expressions: never traced
@@ -157,26 +157,20 @@ def one_line_statements(source: str) -> bool:
     return True
 
 
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
 def _map_statement(node: ast.AST, starts: dict[int, int]) -> None:
     """Fill ``starts`` for one statement (or except handler, or match case) and its children."""
+    first = first_line(node)
     if isinstance(node, ast.match_case):
-        first = node.pattern.lineno
         header_nodes: list[ast.AST] = [node.pattern] + ([node.guard] if node.guard else [])
     else:
-        first = node.lineno
-        decorators = getattr(node, "decorator_list", None) or []
-        first = min([first] + [d.lineno for d in decorators])
         header_nodes = [
             child
             for field, value in ast.iter_fields(node)
-            if field not in _BLOCK_FIELDS
+            if field not in BLOCK_FIELDS
             for child in (value if isinstance(value, list) else [value])
             if isinstance(child, ast.AST) and hasattr(child, "end_lineno")
         ]
-    blocks = [getattr(node, field) for field in _BLOCK_FIELDS if getattr(node, field, None)]
+    blocks = [getattr(node, field) for field in BLOCK_FIELDS if getattr(node, field, None)]
     if not blocks:
         for line in range(first, node.end_lineno + 1):
             starts[line] = first
@@ -187,17 +181,10 @@ def _map_statement(node: ast.AST, starts: dict[int, int]) -> None:
     # The header: up to the line before the first child, and at least to the end of the header's
     # expressions. Children are mapped first so that a header line shared with a one-line body
     # (`if (a and\n b): x = 1`) goes to the header, whose condition is what runs there first.
-    body_first = min(_first_line(block[0]) for block in blocks)
+    body_first = min(first_line(block[0]) for block in blocks)
     header_end = max([first, body_first - 1] + [n.end_lineno for n in header_nodes])
     for line in range(first, header_end + 1):
         starts[line] = first
-
-
-def _first_line(node: ast.AST) -> int:
-    if isinstance(node, ast.match_case):
-        return node.pattern.lineno
-    decorators = getattr(node, "decorator_list", None) or []
-    return min([node.lineno] + [d.lineno for d in decorators])
 
 
 # ---------------------------------------------------------------------------------------------
