@@ -41,7 +41,7 @@ class StageStats:
         write_json_atomic(path, self.to_dict())
 
     def print_summary(self, console: Console | None = None) -> None:
-        """One screen: in, out, dropped by reason."""
+        """One screen: in, out, dropped by reason, then ``extra["notice"]`` (if any) in bold yellow."""
         console = console or Console(stderr=True)
         table = Table(title=f"{self.stage}: {self.items_in:,} in → {self.items_out:,} out")
         table.add_column("dropped because", style="yellow")
@@ -54,3 +54,5 @@ class StageStats:
             rest = sum(n for _, n in self.dropped.most_common()[15:])
             table.add_row(f"({len(self.dropped) - 15} more reasons)", f"{rest:,}", "")
         console.print(table)
+        if "notice" in self.extra:
+            console.print(f"[bold yellow]{self.extra['notice']}[/]")

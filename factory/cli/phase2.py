@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from factory.cli import app
+from factory.cli.stages import PARAMS
 from factory.errors import UserError
 from factory.params import load_params
 
@@ -17,7 +18,7 @@ app.add_typer(phase2_app, name="phase2")
 
 @phase2_app.command("build")
 def build(
-    params: Path = typer.Option(Path("params.yaml"), "--params", help="The params file (params.yaml)."),
+    params: Path = PARAMS,
     programs: Path = typer.Option(Path("data/programs"), help="Programs from the synthesize stage."),
     executions: Path = typer.Option(Path("data/executions"), help="Executions from the execute stage."),
     out: Path = typer.Option(Path("data/phase2"), help="Output folder of item shards."),

@@ -12,10 +12,9 @@ from rich.console import Console
 from rich.table import Table
 
 from factory.cli import app
+from factory.cli.stages import PARAMS
 from factory.errors import UserError
 from factory.params import SolverParams, load_params, validate_section
-
-PARAMS = typer.Option(Path("params.yaml"), "--params", help="The params file (params.yaml).")
 
 
 @app.command("difficulty")
@@ -36,9 +35,7 @@ def difficulty_stage(
     p = load_params(params)
     run = run_difficulty_stage(tasks, out, pass_stats, stats, p.difficulty, p.seed)
     run.stats.print_summary()
-    if not p.difficulty.enabled:
-        Console(stderr=True).print(f"[bold yellow]{run.stats.extra['notice']}[/]")
-    else:
+    if p.difficulty.enabled:
         print(f"difficulty: {summary_line(run)}", file=sys.stderr)
 
 
@@ -53,10 +50,7 @@ def sft_stage(
     from factory.sft import run_sft_stage
 
     p = load_params(params)
-    result = run_sft_stage(tasks, out, stats, p.sft, p.seed)
-    result.print_summary()
-    if not p.sft.enabled:
-        Console(stderr=True).print(f"[bold yellow]{result.extra['notice']}[/]")
+    run_sft_stage(tasks, out, stats, p.sft, p.seed).print_summary()
 
 
 @app.command("eval")
@@ -87,7 +81,7 @@ def eval_command(
     """Accuracy of a model on CRUXEval or on our release's test split (pass@1, pass@k, unparsed
     apart from wrong; per family and REval's incremental consistency for a release)."""
     from factory.evaluate import evaluate, load_benchmark
-    from factory.solvers import make_solver
+    from factory.solvers import solver_from_params
 
     if n < 1 or limit < 0:
         raise UserError("--n must be >= 1 and --limit >= 0")
@@ -113,7 +107,7 @@ def eval_command(
     items, skipped = load_benchmark(benchmark, path, limit)
     if not items:
         raise UserError(f"{path}: no items to evaluate")
-    cached = make_solver(sp.solver, sp.model, sp.cache or None, label="eval", **sp.backend_options())
+    cached = solver_from_params(sp, "eval")
     report = evaluate(
         items,
         cached,

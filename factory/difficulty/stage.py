@@ -28,7 +28,7 @@ from factory.evaluate.run import score_samples
 from factory.io import ShardWriter, count_rows, iter_rows
 from factory.params import DifficultyParams
 from factory.progress import progress
-from factory.solvers import CachedSolver, make_solver
+from factory.solvers import CachedSolver, solver_from_params
 from factory.stats import StageStats
 from factory.tasks.stage import TASKS_SCHEMA
 
@@ -143,7 +143,7 @@ def run_difficulty_stage(
     stats = StageStats("difficulty")
     tally = _Tally()
     if p.enabled and solver is None:
-        solver = make_solver(p.solver, p.model, p.cache or None, label="difficulty", **p.backend_options())
+        solver = solver_from_params(p, "difficulty")
     solver_model = solver.model_id if (p.enabled and solver is not None) else None
     with (
         ShardWriter(out_dir, DIFFICULTY_SCHEMA, rows_per_shard=p.rows_per_shard) as writer,

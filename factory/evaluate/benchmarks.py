@@ -10,7 +10,6 @@ split is read, and rows repeated across configs count once.
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import pyarrow.parquet as pq
 
 from factory.errors import UserError
 from factory.params import TasksParams
+from factory.release.benchmarks import load_records
 from factory.tasks.items import ITEM_FAMILIES, build_items_with_reasons
 
 BENCHMARKS = ("cruxeval-o", "cruxeval-i", "release")
@@ -42,14 +42,12 @@ def _cruxeval(path: Path, family: str, limit: int) -> tuple[list[dict[str, Any]]
     params = TasksParams(families=[family])
     items: list[dict[str, Any]] = []
     skipped: dict[str, int] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, record in enumerate(load_records(path), 1):
         try:
-            record = json.loads(line)
             code, args, output = record["code"], record["input"], record["output"]
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise UserError(f"{path}:{number}: not a CRUXEval record (needs code, input, output)") from None
+        except KeyError:
+            message = f"{path}: record {number} is not a CRUXEval record (needs code, input, output)"
+            raise UserError(message) from None
         try:
             output_type = type(ast.literal_eval(output)).__name__
         except (ValueError, SyntaxError):

@@ -20,6 +20,7 @@ returns the most common shown output elsewhere) fails at least one hidden test.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections import Counter
@@ -90,8 +91,18 @@ def _with_cases(programs_dir: str | Path, executions_dir: str | Path) -> Iterato
         )
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _output_value(output_repr: str) -> Any:
+    """The value of an output repr, parsed once; shared between callers, so never mutated."""
+    return parse_args(output_repr)[0]
+
+
 def _same(a: Case, b: Case) -> bool:
-    return a[2] == b[2] and strict_equal(parse_args(a[1])[0], parse_args(b[1])[0])
+    """Whether two cases have strictly equal outputs (an ok output is a literal, never NaN, so
+    equal reprs are equal values)."""
+    if a[2] != b[2]:
+        return False
+    return a[1] == b[1] or strict_equal(_output_value(a[1]), _output_value(b[1]))
 
 
 def choose_hidden(shown: list[Case], ran: list[Case], k: int) -> list[Case]:
@@ -119,7 +130,8 @@ def memorizer_fails(shown: list[Case], hidden: list[Case]) -> bool:
     answers a call whose arguments ``==`` shown ones with that output, else the most common shown
     output."""
     outputs = [c[1] for c in shown]
-    default = next(c for c in shown if c[1] == max(outputs, key=outputs.count))
+    most_common = max(outputs, key=outputs.count)
+    default = next(c for c in shown if c[1] == most_common)
     shown_args = [(parse_args(c[0]), c) for c in shown]
     for case in hidden:
         args = parse_args(case[0])
@@ -159,13 +171,8 @@ def run_phase2_stage(
         pools = read_pools(pools_dir)
     else:
         pools = draw_pools(programs_dir, grammar_dir, draw_seed, draw.pool_size, execute.workers or None)
-    executor = Executor(
-        timeout_s=inputs.timeout_s,  # candidates, like the inputs stage's: a slow one is dropped
-        memory_mb=execute.memory_mb,
-        max_output_repr=execute.max_output_repr,
-        hash_seeds=execute.hash_seeds,
-        workers=execute.workers or None,
-    )
+    # candidates get the inputs stage's timeout, as there: a slow one is dropped
+    executor = Executor.from_params(execute.model_copy(update={"timeout_s": inputs.timeout_s}))
     with (
         executor,
         ShardWriter(out_dir, PHASE2_SCHEMA, params.rows_per_shard) as out,

@@ -9,6 +9,7 @@ n-grams occur in the benchmark.
 
 from __future__ import annotations
 
+import ast
 import gzip
 import json
 from collections import defaultdict
@@ -61,7 +62,6 @@ class BenchmarkIndex:
     literals: str = "keep"
     names: list[str] = field(default_factory=list)
     programs: dict[str, int] = field(default_factory=dict)  # name -> programs indexed
-    unparsed: dict[str, int] = field(default_factory=dict)  # name -> records that do not parse
     keys: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     grams: dict[int, int] = field(default_factory=lambda: defaultdict(int))  # gram -> bitmask of names
 
@@ -83,11 +83,9 @@ class BenchmarkIndex:
         bit = 1 << len(self.names)
         self.names.append(name)
         self.programs[name] = 0
-        self.unparsed[name] = 0
         for source in programs:
             tree = parse(source)
             if tree is None:
-                self.unparsed[name] += 1
                 continue
             self.programs[name] += 1
             for key in ast_keys(tree, self.literals):
@@ -96,14 +94,16 @@ class BenchmarkIndex:
                 self.grams[gram] |= bit
 
     def match(self, source: str) -> tuple[str, str] | None:
-        """(benchmark, method) of the first benchmark that contaminates ``source``, or None.
+        """(benchmark, method) of the first benchmark that contaminates ``source``, or None."""
+        tree = parse(source)
+        return None if tree is None else self.match_tree(tree)
+
+    def match_tree(self, tree: ast.Module) -> tuple[str, str] | None:
+        """``match`` of an already parsed program (``normalize.parse``; the tree is not changed).
 
         ``method`` is ``ast`` (a renamed-AST key matched) or ``ngram`` (the n-gram share reached
         the threshold); the AST match wins, then the benchmark with the largest n-gram share.
         """
-        tree = parse(source)
-        if tree is None:
-            return None
         for key in sorted(ast_keys(tree, self.literals)):
             if key in self.keys:
                 return min(self.keys[key], key=self.names.index), "ast"
@@ -121,12 +121,3 @@ class BenchmarkIndex:
         if best is not None and hits[best] / len(grams) >= self.threshold:
             return self.names[best], "ngram"
         return None
-
-    def overlap(self, source: str) -> float:
-        """The largest share of ``source``'s n-grams found in one benchmark (for reports)."""
-        tree = parse(source)
-        grams = ngrams(token_stream(tree), self.n) if tree is not None else set()
-        if not grams:
-            return 0.0
-        per = [sum(1 for g in grams if self.grams.get(g, 0) >> i & 1) for i in range(len(self.names))]
-        return max(per, default=0) / len(grams)

@@ -19,7 +19,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 from factory.io import write_text_atomic  # noqa: E402
 
 PNG_METADATA = {"Software": None}
-PLOTS = ("counts_by_tier_family", "trace_length", "yield_funnel")
 
 
 def _tiers_families(summary: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, str], int]]:

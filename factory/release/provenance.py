@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 import yaml
 
 from factory.errors import UserError
-from factory.io import provenance
+from factory.io import parse_json_object, provenance
 
 
 def git_commit(root: Path = Path(".")) -> str:
@@ -52,12 +51,7 @@ def difficulty_provenance(path: Path | None) -> dict[str, Any] | None:
         return None
     if not path.is_file():
         raise UserError(f"{path}: difficulty stats not found")
-    try:
-        stats = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON ({exc.msg})") from None
-    if not isinstance(stats, dict):
-        raise UserError(f"{path}: expected a JSON object")
+    stats = parse_json_object(path.read_text(), str(path))
     keys = ("enabled", "solver", "solver_model", "n", "min_pass", "max_pass")
     return {k: stats.get(k) for k in keys}
 

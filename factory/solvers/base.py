@@ -31,7 +31,7 @@ class Sampling:
 class BaseSolver(ABC):
     """A model that answers prompts; every backend (and the cache) is one. ``model_id`` names
     the model in cache keys and metadata; ``generate`` checks the arguments once and calls
-    ``_generate`` with validated sampling params."""
+    ``_generate`` with validated sampling params (and ``n=1`` when greedy)."""
 
     model_id: str
 
@@ -44,12 +44,16 @@ class BaseSolver(ABC):
         max_tokens: int = 256,
         seed: int = 0,
     ) -> list[list[str]]:
-        """``n`` completions for each prompt, in prompt order."""
+        """``n`` completions for each prompt, in prompt order (greedy when temperature is 0)."""
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
         if isinstance(prompts, str):
             raise TypeError("prompts must be a sequence of strings, not one string")
-        return self._generate(list(prompts), n, Sampling(temperature, top_p, max_tokens, seed))
+        sampling = Sampling(temperature, top_p, max_tokens, seed)
+        if temperature == 0 and n > 1:
+            # Greedy samples are all one text (and vLLM refuses n > 1 when greedy): ask once, repeat.
+            return [samples * n for samples in self._generate(list(prompts), 1, sampling)]
+        return self._generate(list(prompts), n, sampling)
 
     @abstractmethod
     def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:

@@ -60,12 +60,6 @@ class ResponseCache:
         )
         self._db.commit()
 
-    def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-
-    def close(self) -> None:
-        self._db.close()
-
 
 class CachedSolver(BaseSolver):
     """A solver that answers from the cache and asks the backend only for what is missing.

@@ -39,12 +39,11 @@ def gguf_path() -> Path:
     return path
 
 
-def converted_dir(gguf: Path | None = None) -> Path:
+def converted_dir(gguf: Path) -> Path:
     """Where the safetensors copy of the GGUF lives; keyed by the file's size and mtime and the
     transformers version (a new version may convert differently)."""
     from importlib.metadata import version
 
-    gguf = gguf or gguf_path()
     st = gguf.stat()
     tag = hashlib.sha256(f"{gguf.name}:{st.st_size}:{st.st_mtime_ns}:{version('transformers')}".encode())
     return default_cache_dir() / "models" / f"{EMBEDDED_ID}-{tag.hexdigest()[:12]}"

@@ -36,7 +36,6 @@ class OpenAISolver(BaseSolver):
         timeout_s: float = 120.0,
         max_retries: int = 5,
         backoff_s: float = 0.5,
-        max_rounds: int | None = None,
     ):
         try:
             import openai
@@ -61,7 +60,6 @@ class OpenAISolver(BaseSolver):
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.backoff_s = backoff_s
-        self.max_rounds = max_rounds
         self.requests = 0  # HTTP requests sent (retries and re-asks included)
         self.retries = 0
 
@@ -83,19 +81,15 @@ class OpenAISolver(BaseSolver):
     async def _one_prompt(
         self, client: Any, limit: asyncio.Semaphore, index: int, prompt: str, n: int, sampling: Sampling
     ) -> list[str]:
-        # Greedy: one text stands for all n (they are the same; vLLM refuses n > 1 when greedy).
-        want = n if sampling.temperature > 0 else 1
         texts: list[str] = []
-        rounds = self.max_rounds or 2 * want + 2
+        rounds = 2 * n + 2
         for round_ in range(rounds):
             seed = sampling.seed + 1_000_003 * index + round_  # a new seed per round: new samples
             async with limit:
-                texts += await self._request(client, prompt, want - len(texts), sampling, seed)
-            if len(texts) >= want:
-                return texts[:want] * (n // want)
-        raise SolverRequestError(
-            f"{self.base_url}: only {len(texts)} of {want} choices after {rounds} requests"
-        )
+                texts += await self._request(client, prompt, n - len(texts), sampling, seed)
+            if len(texts) >= n:
+                return texts[:n]
+        raise SolverRequestError(f"{self.base_url}: only {len(texts)} of {n} choices after {rounds} requests")
 
     async def _request(self, client: Any, prompt: str, n: int, sampling: Sampling, seed: int) -> list[str]:
         openai = self._openai

@@ -74,11 +74,8 @@ class TransformersSolver(BaseSolver):
         enc = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(
             self.device
         )
-        greedy = temperature == 0
-        # Greedy decoding gives n identical texts: decode once and repeat.
-        per_prompt = 1 if greedy else n
-        kwargs: dict[str, Any] = {"max_new_tokens": max_tokens, "num_return_sequences": per_prompt}
-        if greedy:
+        kwargs: dict[str, Any] = {"max_new_tokens": max_tokens, "num_return_sequences": n}
+        if temperature == 0:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         else:
             kwargs.update(do_sample=True, temperature=temperature, top_p=top_p, top_k=0)
@@ -90,6 +87,4 @@ class TransformersSolver(BaseSolver):
         pad = self.tokenizer.pad_token_id
         self.generated_tokens += int(((new != pad) & (new != eos)).sum())
         decoded = self.tokenizer.batch_decode(new, skip_special_tokens=True)
-        if greedy:
-            return [[text] * n for text in decoded]
         return [decoded[i * n : (i + 1) * n] for i in range(len(texts))]

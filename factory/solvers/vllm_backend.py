@@ -11,11 +11,12 @@ from typing import Any
 
 from factory.errors import UserError
 from factory.solvers.base import BaseSolver, Sampling
+from factory.solvers.embedded import EMBEDDED
 
 
 def sampling_kwargs(n: int, sampling: Sampling) -> dict[str, Any]:
     """The ``vllm.SamplingParams`` arguments for n samples (greedy when temperature is 0). vLLM
-    refuses ``n > 1`` when greedy, so greedy asks for one sample (the n are all that text)."""
+    refuses ``n > 1`` when greedy; ``generate`` asks greedy for one sample anyway."""
     return {
         "n": n if sampling.temperature > 0 else 1,
         "temperature": sampling.temperature,
@@ -29,7 +30,7 @@ class VLLMSolver(BaseSolver):
     """A model in vLLM's offline engine; prompts go through the tokenizer's chat template."""
 
     def __init__(self, model: str, engine_kwargs: dict[str, Any] | None = None):
-        if not model or model == "embedded":
+        if not model or model == EMBEDDED:
             raise UserError(
                 "the vllm solver needs a model (a Hub id or a local folder), e.g. --model Qwen/..."
             )
@@ -43,12 +44,10 @@ class VLLMSolver(BaseSolver):
 
     def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
         """``n`` completions per prompt in one engine call (vLLM batches and schedules)."""
-        kwargs = sampling_kwargs(n, sampling)
-        params = self._vllm.SamplingParams(**kwargs)
+        params = self._vllm.SamplingParams(**sampling_kwargs(n, sampling))
         conversations = [[{"role": "user", "content": p}] for p in prompts]
         outputs = self.llm.chat(conversations, params, use_tqdm=True)
-        copies = n // kwargs["n"]  # greedy: one sample stands for all n
-        return [[c.text for c in out.outputs] * copies for out in outputs]
+        return [[c.text for c in out.outputs] for out in outputs]
 
     def close(self) -> None:
         """Stop the engine's processes now (otherwise they live until the interpreter exits)."""

@@ -82,6 +82,9 @@ def test_embedded_teacher_on_a_few_items(rows, tmp_path: Path) -> None:
     params = SftParams(enabled=True, n=2, max_tokens=24)
     stats = run_sft_stage(tasks, tmp_path / "sft", tmp_path / "m.json", params, seed=0, solver=solver)
     assert stats.items_in == 2 and stats.items_out + stats.dropped["no_right_response"] == 2
-    for ex in read_table(tmp_path / "sft").to_pylist():
+    out = read_table(tmp_path / "sft").to_pylist()
+    assert json.loads((tmp_path / "m.json").read_text())["examples"] == len(out)
+    assert len({ex["source_task_id"] for ex in out}) == stats.items_out and solver.model_calls == 1
+    for ex in out:
         row = next(r for r in few if r["task_id"] == ex["source_task_id"])
         assert score_item(row, ex["messages"][1]["content"]).reward == 1.0

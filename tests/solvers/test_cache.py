@@ -48,6 +48,15 @@ def test_keys_separate_params_models_and_sample_indices(tmp_path: Path) -> None:
     assert out[0][0].endswith("call1") and out[0][2].endswith("call6")
 
 
+def test_greedy_asks_for_one_sample_and_repeats_it(tmp_path: Path) -> None:
+    backend = CountingSolver()
+    solver = CachedSolver(backend, ResponseCache(tmp_path / "c.sqlite"))
+    out = solver.generate(["p", "q"], 3, 0.0, 1.0, 16, 0)
+    assert out == [["p|0|0.0|0|call1"] * 3, ["q|0|0.0|0|call1"] * 3]
+    assert solver.generate(["p"], 2, 0.0, 1.0, 16, 0) == [["p|0|0.0|0|call1"] * 2]
+    assert len(backend.calls) == 1 and solver.cache_hits == 1  # one key per greedy prompt
+
+
 def test_lazy_backend_is_built_only_when_something_is_missing(tmp_path: Path) -> None:
     built = []
 
