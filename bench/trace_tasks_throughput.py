@@ -134,9 +134,9 @@ def measure(label: str, cases: list[dict[str, Any]], executor: Executor, pool: W
     ours_ms, naive_ms = 1e3 * ours_cpu / n, 1e3 * naive_cpu / n
     implied_ours, implied_naive = CORES * n / ours_cpu, n / naive_cpu
     print(
-        f"{label:<24}{n:>7,}{ours_rate:>10,.0f}{naive_rate:>10,.0f}{ours_rate / naive_rate:>7.2f}"
+        f"{label:<24}{n:>7,}{ours_rate:>10,.0f}{naive_rate:>10,.0f}{ours_rate / naive_rate:>7.3f}"
         f"{ours_ms:>10.3f}{naive_ms:>10.3f}{implied_ours:>10,.0f}{implied_naive:>10,.0f}"
-        f"{implied_ours / implied_naive:>7.2f}"
+        f"{implied_ours / implied_naive:>7.3f}"
     )
     print(
         f"{'':<24}ours kept {kept:,} and built {items:,} items (trace half {trace_s:.2f} s, items"

@@ -22,6 +22,7 @@ the jobs of one program to one worker of each pool, which then compiles and anal
 
 from __future__ import annotations
 
+import fcntl
 import marshal
 import mmap
 import os
@@ -47,6 +48,10 @@ STARTUP_TIMEOUT_S = 60.0
 WALL_FACTOR = 10.0  # a runnable job's wall-clock limit, in multiples of its CPU timeout
 RECHECK_S = 0.05  # how often a runnable job past its timeout is looked at again
 READ_CHUNK = 1 << 18
+# Pipe buffers of 256 KiB (Linux's default is 64 KiB): a worker's answers (a chunk of items is
+# about 100 KB) fit, so it goes on without waiting for the parent to read them. Not more: pipe
+# buffers count against a per-user limit (64 MiB by default), shared with every other pipe.
+PIPE_BYTES = 1 << 18
 
 
 def default_workers() -> int:
@@ -86,6 +91,8 @@ class _Worker:
         self.wfd = proc.stdin.fileno()
         self.rfd = proc.stdout.fileno()
         os.set_blocking(self.wfd, False)
+        for fd in (self.wfd, self.rfd):
+            _widen_pipe(fd)
         self.rbuf = bytearray()
         self.wbuf = bytearray()
         # (index, frame) of the jobs sent and not answered; the head is the one running now.
@@ -121,6 +128,15 @@ class _Worker:
             except OSError:
                 pass
         return rc
+
+
+def _widen_pipe(fd: int) -> None:
+    """Linux: let the pipe hold ``PIPE_BYTES``. Best effort: the size stays as it was where that
+    is not allowed."""
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (AttributeError, OSError):  # not Linux, or over a limit
+        pass
 
 
 def _kill_all(workers: list[_Worker | None]) -> None:
@@ -382,6 +398,11 @@ class _Loop:
                     self.sel.register(w.rfd, selectors.EVENT_READ, (w, lane))
             results, left = self.results, self.left
             while True:
+                # Workers first: a worker whose answers just arrived gets more work before the
+                # consumer handles those answers (it would idle meanwhile); and again after, as
+                # results taken may let more payloads be read.
+                for lane in range(self.lanes):
+                    self._fill(lane)
                 while self.next_out < self.next_in and left[self.next_out] == 0:
                     del left[self.next_out]
                     out = results.pop(self.next_out)

@@ -37,11 +37,11 @@ from typing import Any
 
 from factory.errors import UserError
 from factory.literals import _literal_shape, is_literal, parse_args
+from factory.program_code import PROGRAM_FILENAME, program_code
 
 HEADER = struct.Struct("<I")
 PROGRESS = struct.Struct("<Q")  # jobs started, in the memory shared with the pool
 HOLD_S = 0.002  # how long finished answers may wait to be sent together (see ``serve``)
-PROGRAM_FILENAME = "<program>"
 ARGS_FILENAME = "<args>"  # evaluated argument expressions: not the program, never traced
 PROGRAM_MODULE_NAME = "__program__"
 
@@ -163,14 +163,15 @@ class BoundedSink:
 _code_cache: OrderedDict[str, Any] = OrderedDict()
 
 
-def compile_program(source: str) -> Any:
-    """Compile ``source`` under the pseudo-filename ``<program>``; a small LRU cache by source."""
+def compile_program(source: str, shipped: bytes | None = None) -> Any:
+    """The code of ``source`` (see ``factory.program_code``: loaded from ``shipped`` when the
+    parent sent it compiled); a small LRU cache by source."""
     code = _code_cache.get(source)
     if code is not None:
         _code_cache.move_to_end(source)
         return code
     try:
-        code = compile(source, PROGRAM_FILENAME, "exec", dont_inherit=True)
+        code = program_code(source, shipped)
     except (SyntaxError, ValueError) as exc:  # ValueError: null bytes in the source
         line = getattr(exc, "lineno", None)
         where = f" (line {line})" if line else ""
@@ -182,15 +183,18 @@ def compile_program(source: str) -> Any:
     return code
 
 
-def load_entry(source: str, entry: str) -> tuple[Callable[..., Any], dict[str, Any]]:
+def load_entry(
+    source: str, entry: str, shipped: bytes | None = None
+) -> tuple[Callable[..., Any], dict[str, Any]]:
     """Exec the program in a fresh namespace; return its entry function and the namespace.
 
     Raises BadProgram when the source does not compile or defines no callable ``entry``; an
     exception raised by the module-level code propagates (it is the program's own error).
+    ``shipped``: the program compiled by the parent (``factory.program_code.portable_code``).
     """
     if not isinstance(source, str) or not isinstance(entry, str):
         raise BadProgram("source and entry must be strings")
-    code = compile_program(source)
+    code = compile_program(source, shipped)
     namespace: dict[str, Any] = {"__name__": PROGRAM_MODULE_NAME, "__builtins__": builtins}
     exec(code, namespace)
     func = namespace.get(entry)
@@ -285,7 +289,8 @@ def call_program(
 
     With ``payload["eval_args"]`` true, ``args`` is an expression list evaluated in the program's
     namespace, as CRUXEval's harness does (``f(thigh_o_two[:], 3)``, ``dict(e=1)``, lambdas);
-    otherwise it must be literals.
+    otherwise it must be literals. ``payload["code"]``, when present, is the program compiled by
+    the parent (``factory.program_code.portable_code``).
 
     Returns ``(None, value)`` when the call returned, else ``(drop_result, None)``. The tracer is
     installed with ``sys.settrace`` only around the entry call (the module level is not traced).
@@ -294,7 +299,7 @@ def call_program(
     try:
         evaluate = payload.get("eval_args", False)
         args = () if evaluate else call_args(payload.get("args", ""))
-        func, namespace = load_entry(payload.get("source"), payload.get("entry", "f"))
+        func, namespace = load_entry(payload.get("source"), payload.get("entry", "f"), payload.get("code"))
         if evaluate:
             args, kwargs = eval_args(payload.get("args", ""), namespace)
     except BadProgram as exc:

@@ -13,7 +13,7 @@ import ast
 import functools
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from factory.trace.source import BLOCK_FIELDS, CACHE_SIZE, first_line, parse_program, walk
 
@@ -107,7 +107,7 @@ def _analysis(source: str) -> _Analysis:
     """One walk of the program's tree: statement by statement (breadth first, as ``ast.walk``
     goes), each statement's own expressions walked once; both results are built from it."""
     tree = parse_program(source)
-    headers: dict[int, list[ast.AST]] = {}  # id of a statement -> the nodes of its expressions
+    headers: dict[int, _Names] = {}  # id of a statement -> the names of its own expressions
     loops = branches = 0
     multiline = False
     functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
@@ -122,8 +122,8 @@ def _analysis(source: str) -> _Analysis:
         elif kind in _FUNCTION_TYPES:
             functions.append(node)
         header = _header_nodes(node)
-        walked = headers[id(node)] = _walk_expr(header)
-        branches += sum(type(n) is ast.IfExp for n in walked)
+        names = headers[id(node)] = _expr_names(header)
+        branches += names.conditionals
         if not multiline and isinstance(node, ast.stmt) and kind not in _DEFINITION_TYPES:
             line = node.lineno
             multiline = any(getattr(child, "end_lineno", line) > line for child in header)
@@ -160,7 +160,7 @@ def _collect(
     found: dict[int, StatementLine],
     pending: dict[int, dict[str, Any]],
     local_names: list[str],
-    headers: dict[int, list[ast.AST]],
+    headers: dict[int, _Names],
     *,
     first: bool = False,
 ) -> None:
@@ -186,8 +186,7 @@ def _collect(
             kind = _KINDS.get(type(node), "simple")
         scope = isinstance(node, _SCOPES)
         new = line not in found and line not in pending
-        walked = headers[id(node)]
-        stored, read, called, walrus = _expr_names(walked)
+        stored, read, called, walrus, _ = headers[id(node)]
         if not scope:
             # The function's locals are the names stored by its own statements (nested
             # functions and classes keep theirs).
@@ -231,22 +230,18 @@ def _header_nodes(node: Any) -> list[ast.AST]:
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_SCOPE_TYPES = frozenset(_SCOPES)
+_AST = ast.AST
 
 
-def _walk_expr(nodes: list[ast.AST]) -> list[ast.AST]:
-    """Nodes of expressions, not descending into nested scopes (lambdas keep their own names).
+class _Names(NamedTuple):
+    """What a statement's own expressions hold, in the order of a depth-first walk."""
 
-    Leaves that tell nothing here (contexts, operators, aliases) are left out: the order of the
-    other nodes is the same with or without them."""
-    out: list[ast.AST] = []
-    stack = list(nodes)
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if isinstance(node, _SCOPES):
-            continue
-        stack += _expr_children(node)
-    return out
+    stored: list[str]  # names stored
+    read: list[str]  # names loaded
+    called: list[str]  # functions called by simple name
+    walrus: list[str]  # walrus targets
+    conditionals: int  # conditional expressions (``a if c else b``)
 
 
 # Fields that hold no node, or only leaves without interest (ctx, operators, import aliases).
@@ -254,45 +249,49 @@ _NO_CHILD_FIELDS = frozenset(
     {"ctx", "op", "ops", "names", "id", "attr", "arg", "name", "asname", "module", "level", "kind"}
     | {"conversion", "is_async", "simple", "type_comment", "tag", "kwd_attrs", "rest"}
 )
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: ()}
 
 
-def _expr_children(node: ast.AST) -> list[ast.AST]:
-    """``child_nodes(node)`` without the leaves of ``_NO_CHILD_FIELDS``, same order."""
-    fields = _CHILD_FIELDS.get(type(node))
-    if fields is None:
-        fields = _CHILD_FIELDS[type(node)] = tuple(f for f in node._fields if f not in _NO_CHILD_FIELDS)
-    out: list[ast.AST] = []
-    for name in fields:
-        value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            out.append(value)
-        elif type(value) is list:
-            out += [item for item in value if isinstance(item, ast.AST)]
-    return out
-
-
-def _expr_names(walked: list[ast.AST]) -> tuple[list[str], list[str], list[str], list[str]]:
-    """Of the nodes of ``_walk_expr``, in their order: names stored, names loaded, functions
-    called by simple name, and walrus targets."""
+def _expr_names(nodes: list[ast.AST]) -> _Names:
+    """The names in the expressions ``nodes`` (a statement's header), one depth-first walk that
+    does not descend into nested scopes (lambdas are walked)."""
     stored: list[str] = []
     read: list[str] = []
     called: list[str] = []
     walrus: list[str] = []
-    for n in walked:
-        kind = type(n)
+    conditionals = 0
+    stack = list(nodes)
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    child_fields = _CHILD_FIELDS
+    while stack:
+        node = pop()
+        kind = type(node)
         if kind is ast.Name:
-            ctx = type(n.ctx)
+            ctx = type(node.ctx)
             if ctx is ast.Store:
-                stored.append(n.id)
+                stored.append(node.id)
             elif ctx is ast.Load:
-                read.append(n.id)
-        elif kind is ast.Call:
-            if type(n.func) is ast.Name:
-                called.append(n.func.id)
+                read.append(node.id)
+            continue
+        if kind is ast.Call:
+            if type(node.func) is ast.Name:
+                called.append(node.func.id)
         elif kind is ast.NamedExpr:
-            walrus.append(n.target.id)
-    return stored, read, called, walrus
+            walrus.append(node.target.id)
+        elif kind is ast.IfExp:
+            conditionals += 1
+        elif kind in _SCOPE_TYPES:
+            continue
+        fields = child_fields.get(kind)
+        if fields is None:
+            fields = child_fields[kind] = tuple(f for f in node._fields if f not in _NO_CHILD_FIELDS)
+        for name in fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                extend([item for item in value if isinstance(item, _AST)])
+            elif isinstance(value, _AST):
+                push(value)
+    return _Names(stored, read, called, walrus, conditionals)
 
 
 def _target_names(target: ast.AST) -> list[str]:

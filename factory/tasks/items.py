@@ -23,7 +23,8 @@ import functools
 import hashlib
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from factory.literals import parse_args
@@ -50,10 +51,22 @@ def task_id(case_id: str, family: str, questions: list[dict[str, Any]]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-# json.dumps(..., ensure_ascii=False) with and without sort_keys, built once (json.dumps builds
-# an encoder per call when given options).
-_SORTED_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
-_JSON = json.JSONEncoder(ensure_ascii=False).encode
+def _json_encoder(*, sort_keys: bool) -> Callable[[Any], str]:
+    """``json.dumps(obj, ensure_ascii=False, sort_keys=sort_keys)`` for item data: the C encoder
+    made once (``json.dumps`` makes one per call) and with no check for circular references
+    (item data is plain JSON, built here, with none)."""
+    if c_make_encoder is None:  # no C accelerator
+        return json.JSONEncoder(sort_keys=sort_keys, ensure_ascii=False).encode
+    encode = c_make_encoder(None, _unencodable, encode_basestring, None, ": ", ", ", sort_keys, False, True)
+    return lambda obj: "".join(encode(obj, 0))
+
+
+def _unencodable(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+_SORTED_JSON = _json_encoder(sort_keys=True)
+_JSON = _json_encoder(sort_keys=False)
 
 
 def default_case_id(source: str, entry: str, args: str) -> str:

@@ -147,12 +147,16 @@ def questions_from_trace(
         trivial = stmt is not None and stmt.constant and var in stmt.assigns
         answer = f"{state['repr']}; {state['type']}"
         questions.append(_state_question(line, k, var, answer, tags, trivial=trivial))
-    quiet_vars = facts.quiet_vars
     for line in ran_lines + never:
         k = counts[line] + 1 if line in ran else 1
         changed = changed_at.get(line)
         # Up to two variables: the first ones changed at the line, else what the line binds/reads.
-        for var in changed[:2] if changed else quiet_vars.get(line, ()):
+        if changed:
+            nil_vars = changed[:2]
+        else:
+            stmt = info.get(line)
+            nil_vars = _quiet_vars(stmt) if stmt is not None else []
+        for var in nil_vars:
             tags = [*line_tags[line][k >= 2], "never_runs"]
             questions.append(_state_question(line, k, var, "Nil", tags, trivial=False))
 
@@ -186,7 +190,6 @@ class _ProgramFacts:
     function_starts: frozenset[int]  # first statement lines of the functions
     except_lines: frozenset[int]
     calling: frozenset[int]  # lines that call one of the program's own functions
-    quiet_vars: dict[int, list[str]]  # Nil variables of a line where no variable changed
     tags: dict[int, tuple[tuple[str, ...], tuple[str, ...]]]  # of a 1st and of a later execution
 
 
@@ -204,7 +207,6 @@ def _program_facts(source: str) -> _ProgramFacts:
         function_starts=frozenset(stmt.line for stmt in info.values() if stmt.first_in_function),
         except_lines=frozenset(line for line, stmt in info.items() if stmt.kind == "except"),
         calling=frozenset(line for line, stmt in info.items() if any(name in helpers for name in stmt.calls)),
-        quiet_vars={line: _quiet_vars(stmt) for line, stmt in info.items()},
         tags={line: (tuple(_line_tags(stmt, 1)), tuple(_line_tags(stmt, 2))) for line, stmt in info.items()},
     )
 

@@ -13,7 +13,8 @@ import ast
 import functools
 from collections import deque
 
-PROGRAM_FILENAME = "<program>"
+from factory.program_code import PROGRAM_FILENAME
+
 CACHE_SIZE = 1024  # derived per-program facts
 TREE_CACHE_SIZE = 16  # parsed trees: a program's cases come together; trees are big and GC-tracked
 

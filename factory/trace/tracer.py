@@ -21,7 +21,8 @@ are in ``factory/trace/semantics.md``. In short:
   values are repr'd, long ones without building their whole repr.
 
 The tracer is a plain in-process function (``trace_call``; ``trace_job`` for the worker pool) and
-imports only the standard library and ``factory.literals``.
+imports only the standard library and small modules (``factory.literals``, ``factory.program_code``,
+``factory.trace.source``).
 """
 
 from __future__ import annotations
@@ -41,9 +42,9 @@ from typing import Any
 
 from factory.errors import UserError
 from factory.literals import canonical_repr, parse_args
+from factory.program_code import PROGRAM_FILENAME, program_code
 from factory.trace.source import BLOCK_FIELDS, first_line, parse_program
 
-PROGRAM_FILENAME = "<program>"
 ARGS_FILENAME = "<args>"  # evaluated argument expressions: never traced
 
 #: Code objects whose frames are part of an expression: never steps, never states.
@@ -120,15 +121,15 @@ def _starts(tree: ast.Module) -> dict[int, int]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _prepare(source: str) -> tuple[CodeType, dict[int, int]]:
-    """Compile the program once per source text (traces of many inputs share it); with the
-    statement starts that fold continuation lines, or ``{}`` when every statement sits on one
-    line (then every line event starts its own statement, and the tree is not needed)."""
-    # dont_inherit: this module's `from __future__ import annotations` must not leak into it.
+def _prepare(source: str, shipped: bytes | None = None) -> tuple[CodeType, dict[int, int]]:
+    """The program's code once per source text (traces of many inputs share it; ``shipped``: the
+    parent's compile of it, see ``factory.program_code``); with the statement starts that fold
+    continuation lines, or ``{}`` when every statement sits on one line (then every line event
+    starts its own statement, and the tree is not needed)."""
     if one_line_statements(source):
-        return compile(source, PROGRAM_FILENAME, "exec", dont_inherit=True), {}
+        return program_code(source, shipped), {}
     tree = parse_program(source)
-    return compile(tree, PROGRAM_FILENAME, "exec", dont_inherit=True), _starts(tree)
+    return program_code(tree, shipped), _starts(tree)
 
 
 # String literals (triple-quoted first) and comments, as the tokenizer reads them.
@@ -516,6 +517,7 @@ def _traced(
     eval_args: bool,
     quiet: bool,
     max_state_bytes: int = MAX_STATE_BYTES,
+    shipped: bytes | None = None,
 ) -> tuple[dict[str, Any], _Tracer | None]:
     """``trace_call``'s work: its result with ``steps`` and ``states`` still empty, and the
     tracer that holds them as tuples (None when nothing ran). The job kinds digest and encode
@@ -528,7 +530,7 @@ def _traced(
     if not eval_args:
         arg_values = parse_args(args)
     try:
-        code, starts = _prepare(source)
+        code, starts = _prepare(source, shipped)
     except (SyntaxError, ValueError) as exc:  # ValueError: null bytes in the source
         return _result("bad_program", error=_one_line(exc)), None
     tracer = _Tracer(starts, capture, max_steps, max_repr, max_state_bytes)
@@ -647,7 +649,8 @@ def trace_job(payload: dict[str, Any]) -> dict[str, Any]:
     """Worker-pool entry point (job kind ``trace``): ``trace_call`` on a payload dict.
 
     ``payload`` holds ``source``, ``entry``, ``args`` and optionally ``capture``, ``max_steps``,
-    ``max_repr``, ``max_state_bytes``, ``eval_args``. Bad args give status ``bad_args`` instead of
+    ``max_repr``, ``max_state_bytes``, ``eval_args`` and ``code`` (the program compiled by the
+    parent: ``factory.program_code.portable_code``). Bad args give status ``bad_args`` instead of
     raising. The program's stdout is left as the caller set it (the worker's bounded sink).
     """
     return _with_lists(*_job(payload))
@@ -666,6 +669,7 @@ def _job(payload: dict[str, Any]) -> tuple[dict[str, Any], _Tracer | None]:
             eval_args=payload.get("eval_args", False),
             quiet=False,  # the worker already points stdout at its bounded sink
             max_state_bytes=payload.get("max_state_bytes", MAX_STATE_BYTES),
+            shipped=payload.get("code"),
         )
     except UserError as exc:
         return _result("bad_args", error=str(exc)), None

@@ -138,3 +138,21 @@ def test_hash_seeds_must_differ() -> None:
         Executor(hash_seeds=(1, 1))
     with pytest.raises(ValueError, match="hash_seeds"):
         Executor(hash_seeds=(1,))
+
+
+def test_each_program_is_compiled_once_here_for_every_seed(executor: Executor) -> None:
+    from factory.execute.runner import CODE_CACHE_SIZE, payload_of
+    from factory.program_code import portable_code
+
+    source = "def f(x):\n    return [x, 'shipped']\n"
+    payload = executor._with_code(payload_of(case(source)))
+    assert payload["code"] == portable_code(source)
+    # A frozenset constant iterates in the order of the hash seed that built it: not shipped,
+    # each worker compiles it under its own seed.
+    frozen = executor._with_code(payload_of(case("def f(x):\n    return x in {'a', 'b'}\n")))
+    assert "code" not in frozen
+    for i in range(CODE_CACHE_SIZE + 10):
+        executor._with_code(payload_of(case(f"def f(x):\n    return {i}\n")))
+    assert len(executor._codes) == CODE_CACHE_SIZE
+    results = list(executor.run([case(source), case("def f(x):\n    return x in {'a', 'b'}\n", "'a'")]))
+    assert [(r["status"], r["output_repr"]) for r in results] == [("ok", "[1, 'shipped']"), ("ok", "True")]

@@ -295,6 +295,30 @@ def test_lines_kind_records_executed_program_lines(pool: WorkerPool) -> None:
     assert failed["status"] == "error:ZeroDivisionError" and failed["lines"] == [2, 3]
 
 
+def test_a_job_loads_the_program_the_parent_compiled(pool: WorkerPool) -> None:
+    from factory.program_code import portable_code
+
+    shipped = portable_code("def f(x):\n    return x * 2\n")
+    # Another source, so that the worker's own cache cannot answer: the shipped code runs.
+    c = case("def f(x):\n    return ('not', 'shipped', x)\n", "21", code=shipped)
+    assert run_one(pool, c)["output_repr"] == "42"
+    assert run_one(pool, c, kind="lines")["lines"] == [2]
+
+
+def test_pipes_hold_a_big_answer_without_the_worker_waiting(pool: WorkerPool) -> None:
+    import fcntl
+
+    from factory.sandbox.pool import PIPE_BYTES
+
+    if not hasattr(fcntl, "F_GETPIPE_SZ"):
+        pytest.skip("pipe sizes are Linux-only")
+    if int(Path("/proc/sys/fs/pipe-max-size").read_text()) < PIPE_BYTES:
+        pytest.skip("this machine caps pipes below PIPE_BYTES")
+    for w in pool._workers:
+        for fd in (w.rfd, w.wfd):
+            assert fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ) == PIPE_BYTES
+
+
 def test_hash_seed_is_fixed_per_pool() -> None:
     source = case("def f(x):\n    return hash(x)\n", "'some string'")
     expected = {}

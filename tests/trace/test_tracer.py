@@ -928,3 +928,13 @@ def test_generated_programs_trace_consistently(source: str, xs: list[int]) -> No
         elif question["family"] == "state" and question["answer"] != "Nil":
             value_text, _, type_name = question["answer"].rpartition("; ")
             assert type(ast.literal_eval(value_text)).__name__ == type_name
+
+
+def test_trace_job_runs_the_program_the_parent_compiled() -> None:
+    from factory.program_code import portable_code
+    from factory.trace.tracer import trace_job
+
+    shipped = portable_code("def f(x):\n    y = x * 2\n    return y\n")
+    result = trace_job({"source": "def f(x):\n    return ('other', x)\n", "args": "21", "code": shipped})
+    assert result["output_repr"] == "42"
+    assert [s["line"] for s in result["steps"]] == [2, 3]
