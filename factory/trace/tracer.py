@@ -245,6 +245,22 @@ def _literal_value(value: Any, depth: int = 0) -> bool:
     return False
 
 
+def _holds_set(value: Any) -> bool:
+    """Whether a literal value is or holds a set (``_literal_value`` bounds its depth)."""
+    kind = type(value)
+    if kind is set:
+        return True
+    if kind is dict:
+        items = [*value, *value.values()]
+    elif kind is list or kind is tuple:
+        items = value
+    else:
+        return False
+    if set(map(type, items)) <= _EQ_IS_REPR:
+        return False
+    return any(_holds_set(item) for item in items)
+
+
 def _literal(value: Any, text: str, truncated: bool) -> bool:
     """Whether a recorded value is a literal: short enough, representable, literal-shaped."""
     return not truncated and not text.startswith("<unrepresentable") and _literal_value(value)
@@ -314,6 +330,9 @@ class _Tracer:
         self.funcs: list[str] = []
         # (step, var, repr, type, literal, truncated)
         self.states: list[tuple[int, str, str, str, bool, bool]] = []
+        # Index in ``states`` -> canonical repr, for the literal values that are or hold a set
+        # (their repr follows the hash seed; the digest compares them in canonical form).
+        self.canonical: dict[int, str] = {}
         self.suspended: dict[FrameType, _Frame] = {}  # generator frames between resumes
         self.limit_hit = False
 
@@ -441,6 +460,8 @@ class _Tracer:
                     literal = _literal(value, text, truncated)
                     if not literal:
                         text = _ADDRESS.sub(" at 0x…", text)
+                    elif _holds_set(value):
+                        self.canonical[len(states)] = canonical_repr(value)
                     states.append((step, name, text, kind.__name__, literal, truncated))
                 continue
             text, truncated = _bounded_repr(value, max_repr)
@@ -452,6 +473,8 @@ class _Tracer:
                 if not literal:
                     # Addresses differ between runs; they are no part of a value.
                     text = _ADDRESS.sub(" at 0x…", text)
+                elif _holds_set(value):
+                    self.canonical[len(states)] = canonical_repr(value)
                 states.append((step, name, text, kind.__name__, literal, truncated))
         if len(snap) != len(local_vars):  # a `del`: forget it, so that a new binding is new
             for name in [n for n in snap if n not in local_vars]:
@@ -691,13 +714,22 @@ def trace_digest(trace: dict[str, Any]) -> str:
     )
 
 
-def _digest(lines: list[int], funcs: list[str], states: list[tuple[Any, ...]]) -> str:
+def _digest(
+    lines: list[int],
+    funcs: list[str],
+    states: list[tuple[Any, ...]],
+    canonical: dict[int, str] | None = None,
+) -> str:
     """``trace_digest`` of a trace given as the tracer keeps it: parallel ``lines`` and ``funcs``
-    of the steps, and states as (step, var, repr, type, literal, truncated) tuples."""
+    of the steps, and states as (step, var, repr, type, literal, truncated) tuples. ``canonical``:
+    the tracer's canonical reprs of the values that hold sets (by state index); without it,
+    literals that may hold one are parsed back from their repr."""
     parts = [f"{line}\0{func}" for line, func in zip(lines, funcs, strict=True)]
     parts.append("\1")
-    for step, var, text, type_name, literal, _truncated in states:
-        if literal and type_name in _MAY_HOLD_SETS and "{" in text:
+    for index, (step, var, text, type_name, literal, _truncated) in enumerate(states):
+        if canonical is not None:
+            text = canonical.get(index, text)
+        elif literal and type_name in _MAY_HOLD_SETS and "{" in text:
             try:
                 text = canonical_repr(ast.literal_eval(text))
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -716,7 +748,7 @@ def trace_digest_job(payload: dict[str, Any]) -> dict[str, Any]:
     result, tracer = _job(payload)
     if result["status"] != "ok" or tracer is None:
         return _summary(result, None)
-    return _summary(result, _digest(tracer.lines, tracer.funcs, tracer.states))
+    return _summary(result, _digest(tracer.lines, tracer.funcs, tracer.states, tracer.canonical))
 
 
 def trace_row_job(payload: dict[str, Any]) -> dict[str, Any]:
@@ -726,7 +758,7 @@ def trace_row_job(payload: dict[str, Any]) -> dict[str, Any]:
     result, tracer = _job(payload)
     if result["status"] != "ok" or tracer is None:
         return _summary(result, None)
-    out = _summary(result, _digest(tracer.lines, tracer.funcs, tracer.states))
+    out = _summary(result, _digest(tracer.lines, tracer.funcs, tracer.states, tracer.canonical))
     out["trace"] = stored_json(result, tracer)
     out["trace_length"] = len(tracer.lines)
     out["n_states"] = len(tracer.states)

@@ -120,3 +120,16 @@ def test_stored_json_is_json_dumps_of_the_trace(cruxeval_records: list[dict[str,
         assert row["trace"] == json.dumps(stored, separators=(",", ":"))
         checked += 1
     assert checked > 750
+
+
+def test_the_tracers_canonical_forms_give_the_digest_of_the_stored_trace() -> None:
+    """The jobs digest sets from the values they saw; ``trace_digest`` parses the stored reprs
+    back: both give one digest (empty sets, sets nested in dicts, tuples and lists included)."""
+    source = (
+        "def f(ws):\n    a = [set(), {1}]\n    b = {'k': ({'x', 'y'}, [set(ws)])}\n"
+        "    c = (1, 'a{b}', {'z': 2})\n    s = set()\n    s.add(ws[0])\n    return len(b)\n"
+    )
+    payload = {"source": source, "entry": "f", "args": WORDS}
+    full = trace_job(payload)
+    assert full["status"] == "ok"
+    assert trace_row_job(payload)["digest"] == trace_digest_job(payload)["digest"] == trace_digest(full)
