@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import Any
+from typing import Any, NoReturn
 
 from factory.errors import UserError
 
@@ -24,6 +24,69 @@ LITERAL_TYPES = (
 )
 
 
+def literal_eval(node_or_string: str | ast.AST) -> Any:
+    """``ast.literal_eval``, same rules and errors, without making garbage cycles.
+
+    The standard library's version defines its converters as nested functions on every call;
+    the recursive one refers to itself through a closure cell, a reference cycle that only the
+    cyclic garbage collector frees. Item building calls it several times per case with the
+    collector paused (see ``factory.tasks.job``): these are the same converters at module level.
+    """
+    if isinstance(node_or_string, str):
+        node_or_string = ast.parse(node_or_string.lstrip(" \t"), mode="eval")
+    if isinstance(node_or_string, ast.Expression):
+        node_or_string = node_or_string.body
+    return _convert(node_or_string)
+
+
+def _raise_malformed_node(node: Any) -> NoReturn:
+    msg = "malformed node or string"
+    if lno := getattr(node, "lineno", None):
+        msg += f" on line {lno}"
+    raise ValueError(msg + f": {node!r}")
+
+
+def _convert_num(node: Any) -> Any:
+    if not isinstance(node, ast.Constant) or type(node.value) not in (int, float, complex):
+        _raise_malformed_node(node)
+    return node.value
+
+
+def _convert_signed_num(node: Any) -> Any:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.UAdd, ast.USub)):
+        operand = _convert_num(node.operand)
+        return +operand if isinstance(node.op, ast.UAdd) else -operand
+    return _convert_num(node)
+
+
+def _convert(node: Any) -> Any:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Tuple):
+        return tuple(map(_convert, node.elts))
+    if isinstance(node, ast.List):
+        return list(map(_convert, node.elts))
+    if isinstance(node, ast.Set):
+        return set(map(_convert, node.elts))
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "set"
+        and node.args == node.keywords == []
+    ):
+        return set()
+    if isinstance(node, ast.Dict):
+        if len(node.keys) != len(node.values):
+            _raise_malformed_node(node)
+        return dict(zip(map(_convert, node.keys), map(_convert, node.values), strict=False))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        left = _convert_signed_num(node.left)
+        right = _convert_num(node.right)
+        if isinstance(left, (int, float)) and isinstance(right, complex):
+            return left + right if isinstance(node.op, ast.Add) else left - right
+    return _convert_signed_num(node)
+
+
 def parse_args(text: str) -> tuple[Any, ...]:
     """Parse CRUXEval-style argument text (``"[1, 2], 'ab'"``) into a tuple of values.
 
@@ -41,7 +104,7 @@ def parse_args(text: str) -> tuple[Any, ...]:
         if isinstance(node, ast.Starred):
             raise UserError(f"args must be positional literals, not starred: {text!r}")
         try:
-            values.append(ast.literal_eval(node))
+            values.append(literal_eval(node))
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             raise UserError(f"args are not literals: {ast.unparse(node)!r}") from None
     return tuple(values)
@@ -98,7 +161,7 @@ def is_literal(value: Any, *, max_repr: int | None = None) -> bool:
     if max_repr is not None and len(text) > max_repr:
         return False
     try:
-        rebuilt = ast.literal_eval(text)
+        rebuilt = literal_eval(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return strict_equal(rebuilt, value)

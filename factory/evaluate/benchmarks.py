@@ -9,13 +9,13 @@ split is read, and rows repeated across configs count once.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 
 from factory.errors import UserError
+from factory.literals import literal_eval
 from factory.params import TasksParams
 from factory.release.benchmarks import load_records
 from factory.tasks.items import ITEM_FAMILIES, build_items_with_reasons
@@ -49,7 +49,7 @@ def _cruxeval(path: Path, family: str, limit: int) -> tuple[list[dict[str, Any]]
             message = f"{path}: record {number} is not a CRUXEval record (needs code, input, output)"
             raise UserError(message) from None
         try:
-            output_type = type(ast.literal_eval(output)).__name__
+            output_type = type(literal_eval(output)).__name__
         except (ValueError, SyntaxError):
             skipped["output_not_literal"] = skipped.get("output_not_literal", 0) + 1
             continue

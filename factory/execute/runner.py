@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from factory.literals import strict_equal
+from factory.literals import literal_eval, strict_equal
 from factory.params import ExecuteParams
 from factory.program_code import portable_code
 from factory.sandbox.pool import WorkerPool, default_workers, map_pools
@@ -53,7 +52,7 @@ def same_output(a: dict[str, Any], b: dict[str, Any]) -> bool:
     if a["output_repr"] == b["output_repr"]:
         return True
     try:
-        return same_value(ast.literal_eval(a["output_repr"]), ast.literal_eval(b["output_repr"]))
+        return same_value(literal_eval(a["output_repr"]), literal_eval(b["output_repr"]))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
 

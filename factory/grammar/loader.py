@@ -21,6 +21,7 @@ from factory.errors import UserError
 from factory.grammar.model import ArgSpec, Call, Grammar, Operation, Predicate, TypeSpec
 from factory.grammar.sources import SOURCES
 from factory.grammar.types import Type, parse_type
+from factory.literals import literal_eval
 
 PLACEHOLDER_NAME = "recv"
 # Any public strategy function of hypothesis.strategies may be a type's ``strategy.kind``.
@@ -112,7 +113,7 @@ class _File:
                 literal.append(False)
             else:
                 try:
-                    args.append(ast.literal_eval(arg))
+                    args.append(literal_eval(arg))
                 except ValueError:
                     raise self.error(
                         node,
@@ -314,7 +315,7 @@ def _parse_type_file(f: _File, data: _Node) -> TypeSpec:
     constants = data.get("constants") or []
     for c in constants:
         try:
-            ast.literal_eval(str(c))
+            literal_eval(str(c))
         except (ValueError, SyntaxError):
             raise f.error(
                 data, f"type '{name}': constant {c!r} is not a Python literal", "constants"

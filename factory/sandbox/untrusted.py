@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from factory.literals import is_literal, parse_args
+from factory.literals import is_literal, literal_eval, parse_args
 from factory.sandbox import untrusted_fork
 
 CHILD_SCRIPT = str(Path(__file__).with_name("untrusted_child.py"))
@@ -182,12 +182,12 @@ def _decode(text: str, loose: bool) -> Any:
     Loose mode (unit tests) also reads ``inf`` and ``nan``, which a float's repr can hold.
     """
     try:
-        return ast.literal_eval(text)
+        return literal_eval(text)
     except ValueError:
         if not loose or ("inf" not in text and "nan" not in text):
             raise
     tree = _NonFinite().visit(ast.parse(text, mode="eval"))
-    return ast.literal_eval(tree)
+    return literal_eval(tree)
 
 
 class Opaque:
@@ -581,7 +581,7 @@ def call_function(
     """Run ``entry(*args)`` from ``source`` in the sandbox; the result comes back as a literal.
 
     ``args`` is a tuple of literal values or CRUXEval-style argument text (``"[1, 2], 'ab'"``).
-    A result that ``ast.literal_eval(repr(result))`` cannot rebuild is status ``non_literal``.
+    A result that ``literal_eval(repr(result))`` cannot rebuild is status ``non_literal``.
     """
     _check_limits(timeout_s, memory_mb)
     values = parse_args(args) if isinstance(args, str) else tuple(args)

@@ -28,7 +28,7 @@ import ast
 from functools import lru_cache
 from typing import Any, Literal
 
-from factory.literals import strict_equal
+from factory.literals import literal_eval, strict_equal
 
 Verdict = Literal["right", "wrong", "unparsed"]
 RIGHT: Verdict = "right"
@@ -42,7 +42,7 @@ _NO_VALUE = object()
 def literal_value(node_or_text: ast.AST | str) -> Any:
     """``ast.literal_eval`` that returns ``_NO_VALUE`` instead of raising."""
     try:
-        return ast.literal_eval(node_or_text)
+        return literal_eval(node_or_text)
     except _PARSE_ERRORS:
         return _NO_VALUE
 

@@ -18,6 +18,7 @@ from functools import lru_cache
 from factory.grammar.model import Grammar, Operation
 from factory.grammar.sources import IMPLEMENTATIONS
 from factory.grammar.types import Type, parse_type, unify
+from factory.literals import literal_eval
 from factory.synth.check import template_signatures
 from factory.synth.render import For, Function, If, Stmt, While, render
 from factory.synth.tiers import ENTRY, HELPER, TIERS
@@ -181,7 +182,7 @@ class ProgramBuilder:
         items = list(dict.fromkeys(items))
         code = spec.literal["form"].format(items=", ".join(items))
         try:
-            ast.literal_eval(code)
+            literal_eval(code)
         except (TypeError, ValueError, SyntaxError):  # e.g. a set of lists: unhashable
             raise GenerationFailed(f"no valid constant of type {t}") from None
         return code
@@ -690,7 +691,7 @@ def _self_comparison(code: str) -> bool:
 @lru_cache(maxsize=16384)
 def _literal_len(code: str) -> int:
     try:
-        value = ast.literal_eval(code)
+        value = literal_eval(code)
     except (ValueError, SyntaxError, TypeError):
         return 0
     try:

@@ -15,6 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from factory.literals import literal_eval
 from factory.trace.source import BLOCK_FIELDS, CACHE_SIZE, first_line, parse_program, walk
 
 _KINDS = {
@@ -329,7 +330,7 @@ def _constant_assignment(node: Any) -> bool:
         if kind not in _MAYBE_LITERAL:  # literal_eval refuses every other node
             return False
         try:
-            ast.literal_eval(node.value)
+            literal_eval(node.value)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return False
         return True

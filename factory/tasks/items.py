@@ -18,7 +18,6 @@ Gold answers are typed JSON (ints for lines, strings for ``value; type``, reprs 
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import json
@@ -27,7 +26,7 @@ from collections.abc import Callable, Mapping
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
-from factory.literals import parse_args
+from factory.literals import literal_eval, parse_args
 from factory.params import TasksParams
 from factory.tasks.analysis import program_features
 from factory.tasks.prompts import render_prompt
@@ -91,7 +90,7 @@ def _literal(text: str | None) -> bool:
     if text is None:
         return False
     try:
-        ast.literal_eval(text)
+        literal_eval(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return True

@@ -23,13 +23,14 @@ Everything is deterministic given the ``random.Random`` passed in (the stage see
 
 from __future__ import annotations
 
-import ast
 import functools
 import heapq
 import math
 import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
+
+from factory.literals import literal_eval
 
 Question = dict[str, Any]
 
@@ -110,7 +111,7 @@ def literal_state(question: Question) -> bool:
 def _literal_text(value: str) -> bool:
     """Whether ``value`` is a Python literal (a trace repeats its values: cached)."""
     try:
-        ast.literal_eval(value)
+        literal_eval(value)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return True

@@ -7,7 +7,6 @@ seed's. Executions that are not ``ok`` are skipped (they were counted by the exe
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ import pyarrow as pa
 from factory.execute.runner import Executor, same_value
 from factory.inputs.stage import CASES_SCHEMA
 from factory.io import ShardWriter, count_rows, iter_rows
+from factory.literals import literal_eval
 from factory.params import ExecuteParams, TraceParams
 from factory.progress import progress
 from factory.stats import StageStats
@@ -48,7 +48,7 @@ def same_trace(a: dict[str, Any], b: dict[str, Any]) -> bool:
         if not (x.get("literal") and y.get("literal")):
             return False
         try:
-            if not same_value(ast.literal_eval(x["repr"]), ast.literal_eval(y["repr"])):
+            if not same_value(literal_eval(x["repr"]), literal_eval(y["repr"])):
                 return False
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return False

@@ -41,7 +41,7 @@ from types import CodeType, FrameType
 from typing import Any
 
 from factory.errors import UserError
-from factory.literals import canonical_repr, parse_args
+from factory.literals import canonical_repr, literal_eval, parse_args
 from factory.program_code import PROGRAM_FILENAME, program_code
 from factory.trace.source import BLOCK_FIELDS, first_line, parse_program
 
@@ -731,7 +731,7 @@ def _digest(
             text = canonical.get(index, text)
         elif literal and type_name in _MAY_HOLD_SETS and "{" in text:
             try:
-                text = canonical_repr(ast.literal_eval(text))
+                text = canonical_repr(literal_eval(text))
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 pass
         parts.append(f"{step}\0{var}\0{type_name}\0{text}")

@@ -1,0 +1,85 @@
+"""``factory.literals.literal_eval``: the standard library's rules and errors, no garbage cycles."""
+
+from __future__ import annotations
+
+import ast
+import gc
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from factory.literals import literal_eval
+
+CRUXEVAL = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
+
+TEXTS = [
+    "1",
+    " \t-2.5",
+    "+3",
+    "1+2j",
+    "-1-2j",
+    "(1,)",
+    "[1, (2, 'a'), {3: [b'x']}, {4, 5}, set(), None, True, ...]",
+    "{'a': -0.0, 'b': {'c': ()}}",
+    "-(1)",
+    "1+2",  # refused: only a number plus an imaginary one
+    "2j+1",
+    "x",
+    "f(1)",
+    "set([1])",
+    "{**a}",
+    "[1, [2, [3, foo]]]",
+    "-'a'",
+    "1 if 2 else 3",
+    "((1, 2), [3], {4: 5})",
+    "{[1]: 2}",  # TypeError: unhashable
+    "{1, [2]}",
+    "(1, 2",  # SyntaxError
+    "\n1",
+]
+
+
+def _outcome(fn, arg):
+    try:
+        return ("value", repr(fn(arg)), type(fn(arg)).__name__)
+    except Exception as exc:  # the very same exception, message included (but node addresses)
+        return ("error", type(exc).__name__, re.sub(r" at 0x[0-9a-f]+", "", str(exc)))
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_same_values_and_errors_as_the_standard_library(text: str) -> None:
+    assert _outcome(literal_eval, text) == _outcome(ast.literal_eval, text)
+    try:
+        tree = ast.parse(text.lstrip(" \t"), mode="eval")
+    except SyntaxError:
+        return
+    assert _outcome(literal_eval, tree) == _outcome(ast.literal_eval, tree)
+    assert _outcome(literal_eval, tree.body) == _outcome(ast.literal_eval, tree.body)
+
+
+def test_same_values_on_every_cruxeval_input_and_output() -> None:
+    checked = 0
+    for line in CRUXEVAL.read_text().splitlines():
+        record = json.loads(line)
+        for text in (record["output"], f"({record['input']},)"):
+            assert _outcome(literal_eval, text) == _outcome(ast.literal_eval, text)
+            checked += 1
+    assert checked == 1600
+
+
+def test_no_garbage_cycles() -> None:
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for text in TEXTS * 20:
+            _outcome(literal_eval, text)
+        assert gc.collect() == 0
+        for _ in range(20):
+            ast.literal_eval("[1, 2]")
+        assert gc.collect() > 0  # the standard library's does make some: the check can fail
+    finally:
+        if enabled:
+            gc.enable()
