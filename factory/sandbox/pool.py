@@ -48,6 +48,7 @@ STARTUP_TIMEOUT_S = 60.0
 WALL_FACTOR = 10.0  # a runnable job's wall-clock limit, in multiples of its CPU timeout
 RECHECK_S = 0.05  # how often a runnable job past its timeout is looked at again
 READ_CHUNK = 1 << 18
+FILL_STEP = 8  # jobs sent at once to a worker running short (see _Loop._fill_all)
 # Pipe buffers of 256 KiB (Linux's default is 64 KiB): a worker's answers (a chunk of items is
 # about 100 KB) fit, so it goes on without waiting for the parent to read them. Not more: pipe
 # buffers count against a per-user limit (64 MiB by default), shared with every other pipe.
@@ -401,8 +402,7 @@ class _Loop:
                 # Workers first: a worker whose answers just arrived gets more work before the
                 # consumer handles those answers (it would idle meanwhile); and again after, as
                 # results taken may let more payloads be read.
-                for lane in range(self.lanes):
-                    self._fill(lane)
+                self._fill_all()
                 while self.next_out < self.next_in and left[self.next_out] == 0:
                     del left[self.next_out]
                     out = results.pop(self.next_out)
@@ -414,8 +414,7 @@ class _Loop:
                         yield out
                         return
                     yield out
-                for lane in range(self.lanes):
-                    self._fill(lane)
+                self._fill_all()
                 if self.exhausted and self.next_out == self.next_in:
                     return
                 for key, _mask in self.sel.select(self._wait_time()):
@@ -477,18 +476,29 @@ class _Loop:
         self.left[idx] = self.lanes
         return True
 
-    def _fill(self, lane: int) -> None:
-        """Top up every ready worker of the lane to the window: first with the jobs queued for its
-        slot (reading more payloads while that queue is empty), then with the oldest job queued
-        for another slot."""
+    def _fill_all(self) -> None:
+        """Top up every worker of every lane, lane after lane; a worker running short first gets
+        ``FILL_STEP`` jobs, sent at once, and the rest of its window at its next turn: when
+        reading payloads takes time (a program compiled for each), no worker waits for another
+        worker's whole window to be read first."""
+        while any([self._fill(lane) for lane in range(self.lanes)]):
+            pass
+
+    def _fill(self, lane: int) -> bool:
+        """Top up every ready worker of the lane (see ``_fill_all``): first with the jobs queued
+        for its slot (reading more payloads while that queue is empty), then with the oldest job
+        queued for another slot. True when a job was added."""
         pool = self.pools[lane]
         slots = self.queues[lane]
         now = time.monotonic()
+        added = False
         for slot, w in enumerate(pool._workers):
             if not w.ready or len(w.inflight) >= pool.window:
                 continue
             own = slots[slot]
-            while len(w.inflight) < pool.window:
+            # A worker running short gets a few jobs at once, before the other lanes' turn.
+            target = pool.window if len(w.inflight) >= FILL_STEP else min(pool.window, FILL_STEP)
+            while len(w.inflight) < target:
                 if not own and not self._pull_for(slots, slot):
                     others = [q for q in slots if q]
                     if not others:
@@ -500,8 +510,10 @@ class _Loop:
                     w.head_start = now
                 w.inflight.append(item)
                 w.wbuf += item[1]
+                added = True
             if w.wbuf and not w.writing:
                 self._flush(w, lane)
+        return added
 
     def _pull_for(self, slots: list[deque[tuple[int, bytes]]], slot: int) -> bool:
         """Read payloads until one is queued for ``slot``; False when none may or can be read,
