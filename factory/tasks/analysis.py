@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from factory.literals import literal_eval
@@ -47,9 +47,9 @@ if hasattr(ast, "TryStar"):
     _COMPOUND = (*_COMPOUND, ast.TryStar)
 
 
-@dataclass(frozen=True)
-class StatementLine:
-    """What the source says about the statement that starts on one line."""
+class StatementLine(NamedTuple):
+    """What the source says about the statement that starts on one line (a named tuple: a
+    program has a few dozen and they are made for every new program, so construction counts)."""
 
     line: int
     kind: str  # if, while, for, try, except, case, with, match, return, def, ..., simple
@@ -60,7 +60,7 @@ class StatementLine:
     names: tuple[str, ...]  # names the statement reads
     calls: tuple[str, ...]  # names of the functions it calls by simple name
     constant: bool  # `v = <literal>`: its state answer needs no reasoning
-    local_names: frozenset[str] = field(default=frozenset())  # the function's params and locals
+    local_names: frozenset[str] = frozenset()  # the function's params and locals
 
 
 def statement_lines(source: str) -> dict[int, StatementLine]:
@@ -134,12 +134,12 @@ def _analysis(source: str) -> _Analysis:
 
     found: dict[int, StatementLine] = {}
     for function in functions:
-        pending: dict[int, dict[str, Any]] = {}
+        pending: dict[int, tuple[Any, ...]] = {}  # line -> the fields after ``line``, up to ``constant``
         local_names = _parameter_names(function)
         _collect(function.body, function.name, False, found, pending, local_names, headers, first=True)
         frozen = frozenset(local_names)
         for line, fields in pending.items():
-            found[line] = StatementLine(line=line, local_names=frozen, **fields)
+            found[line] = StatementLine(line, *fields, frozen)
 
     lines = source.splitlines()
     while lines and not lines[-1].strip():
@@ -159,7 +159,7 @@ def _collect(
     func: str,
     conditional: bool,
     found: dict[int, StatementLine],
-    pending: dict[int, dict[str, Any]],
+    pending: dict[int, tuple[Any, ...]],
     local_names: list[str],
     headers: dict[int, _Names],
     *,
@@ -193,16 +193,16 @@ def _collect(
             # functions and classes keep theirs).
             local_names += stored
         if new:
-            pending[line] = {
-                "kind": kind,
-                "func": func,
-                "conditional": conditional,
-                "first_in_function": first,
-                "assigns": _assigned(node, walrus),
-                "names": tuple(dict.fromkeys(read)),
-                "calls": tuple(dict.fromkeys(called)),
-                "constant": _constant_assignment(node),
-            }
+            pending[line] = (
+                kind,
+                func,
+                conditional,
+                first,
+                _assigned(node, walrus),
+                tuple(dict.fromkeys(read)),
+                tuple(dict.fromkeys(called)),
+                _constant_assignment(node),
+            )
         first = False
         if scope:
             continue  # their bodies run in other frames; FunctionDefs are walked on their own
