@@ -17,7 +17,8 @@ Small jobs are cheap to run in bulk: a worker sends the answers of several jobs 
 (see ``factory.sandbox.worker.serve``), and a counter in memory shared with the parent tells
 which job was running when a worker died, so a crash or timeout is still blamed on that job
 alone (the finished ones whose answers were lost run again). ``map_pools(affinity=...)`` sends
-the jobs of one program to one worker of each pool, which then compiles and analyses it once.
+the jobs of one program to one worker of each pool, which then loads and analyses it once (the
+``Executor`` compiles each program once, in the parent: ``factory.program_code``).
 """
 
 from __future__ import annotations
