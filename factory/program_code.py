@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import marshal
+import warnings
 from types import CodeType
 
 PROGRAM_FILENAME = "<program>"
@@ -42,7 +43,11 @@ def portable_code(source: str) -> bytes | None:
     """``program_code(source)`` as marshal bytes to send to workers; None when the source does
     not compile (the worker compiles it and reports the error) or holds a frozenset constant."""
     try:
-        code = program_code(source)
+        with warnings.catch_warnings():
+            # A compile-time warning (`x is 'a'`, an invalid escape) is no business of the
+            # parent's console: the workers, which compiled before, send theirs nowhere.
+            warnings.simplefilter("ignore")
+            code = program_code(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return None
     if _has_frozenset(code.co_consts):

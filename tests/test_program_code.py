@@ -67,3 +67,13 @@ def _all_consts(code) -> list:
         if hasattr(c, "co_consts"):
             out += _all_consts(c)
     return out
+
+
+def test_compile_time_warnings_stay_out_of_the_parents_console(capfd: pytest.CaptureFixture[str]) -> None:
+    import warnings
+
+    source = "def f(x):\n    return x is 'a' or '\\d' == x\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # even where warnings are errors, the program ships
+        assert portable_code(source) is not None
+    assert capfd.readouterr().err == ""
