@@ -6,12 +6,12 @@ the second's only a digest, compared in the parent), then the items (white-box, 
 built from the stored trace JSON in the items worker pool. Theirs: an unsandboxed, in-process
 ``sys.settrace`` that takes ``repr`` of every local at every line event, once per case, nothing else.
 
-Three case sets: CRUXEval's 800 cases once (one case per program: every program is new to the
-workers, the worst case for their per-program caches), the same repeated --repeat times (each
-program comes back once the others have passed; synthesized data has about three cases per
-program, next to each other), and synthesized tier-5/6 cases made on the spot by the
-synthesize → inputs → execute stages. Each measurement of ours gets fresh worker pools, warmed
-on programs that are never measured.
+Three case sets: CRUXEval's cases once (788 of the 800: the others' inputs are expressions; one
+case per program: every program is new to the workers, the worst case for their per-program
+caches), the same repeated --repeat times (each program comes back once the others have passed;
+synthesized data has about three cases per program, next to each other), and synthesized tier-5/6
+cases made on the spot by the synthesize → inputs → execute stages. Each measurement of ours gets
+fresh worker pools, warmed on programs that are never measured.
 
 The machine's speed drifts from minute to minute, so each set is measured --runs times, ours and
 the naive tracer one after the other in each run, and the medians are shown (with the ratio of

@@ -180,7 +180,8 @@ class Executor:
 
     @classmethod
     def from_params(cls, params: ExecuteParams) -> Executor:
-        """The Executor of the ``execute`` params section (``workers: 0`` is one per CPU)."""
+        """The Executor of the ``execute`` params section (``workers`` is per hash seed; 0 shares
+        the cores between the seeds)."""
         return cls(
             timeout_s=params.timeout_s,
             memory_mb=params.memory_mb,

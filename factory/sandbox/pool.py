@@ -401,9 +401,10 @@ class _Loop:
             results, left = self.results, self.left
             while True:
                 # Workers first: a worker whose answers just arrived gets more work before the
-                # consumer handles those answers (it would idle meanwhile); and again after, as
-                # results taken may let more payloads be read.
+                # consumer handles those answers (it would idle meanwhile); and again after
+                # results were taken, as that may let more payloads be read.
                 self._fill_all()
+                taken = self.next_out
                 while self.next_out < self.next_in and left[self.next_out] == 0:
                     del left[self.next_out]
                     out = results.pop(self.next_out)
@@ -415,7 +416,8 @@ class _Loop:
                         yield out
                         return
                     yield out
-                self._fill_all()
+                if self.next_out != taken:
+                    self._fill_all()
                 if self.exhausted and self.next_out == self.next_in:
                     return
                 for key, _mask in self.sel.select(self._wait_time()):
@@ -618,10 +620,9 @@ class _Loop:
         running = min(w.running(), len(w.inflight))
         if running <= 0:
             return  # it died between jobs: nothing to blame
-        finished = [w.inflight.popleft() for _ in range(running - 1)]
-        idx, _ = w.inflight.popleft()
+        idx, _ = w.inflight[running - 1]
+        del w.inflight[running - 1]
         self._deliver(idx, lane, _dropped(status))
-        w.inflight.extendleft(reversed(finished))
 
     def _respawn(self, w: _Worker, lane: int) -> None:
         """Send ``w``'s unanswered jobs again (first in line) and start its successor."""

@@ -41,7 +41,8 @@ _SILENT = (ast.Global, ast.Nonlocal)
 _LOOP_TYPES = frozenset({ast.For, ast.AsyncFor, ast.While})
 _BRANCH_TYPES = frozenset({ast.If, ast.match_case, ast.ExceptHandler})  # and IfExp, in expressions
 _FUNCTION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
-_DEFINITION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # definitions: their own frames
+_SCOPE_TYPES = frozenset(_SCOPES)
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
 if hasattr(ast, "TryStar"):
     _COMPOUND = (*_COMPOUND, ast.TryStar)
@@ -125,7 +126,7 @@ def _analysis(source: str) -> _Analysis:
         header = _header_nodes(node)
         names = headers[id(node)] = _expr_names(header)
         branches += names.conditionals
-        if not multiline and isinstance(node, ast.stmt) and kind not in _DEFINITION_TYPES:
+        if not multiline and isinstance(node, ast.stmt) and kind not in _SCOPE_TYPES:
             line = node.lineno
             multiline = any(getattr(child, "end_lineno", line) > line for child in header)
         for name in node._fields:
@@ -230,11 +231,6 @@ def _header_nodes(node: Any) -> list[ast.AST]:
     return out
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_SCOPE_TYPES = frozenset(_SCOPES)
-_AST = ast.AST
-
-
 class _Names(NamedTuple):
     """What a statement's own expressions hold, in the order of a depth-first walk."""
 
@@ -289,8 +285,8 @@ def _expr_names(nodes: list[ast.AST]) -> _Names:
         for name in fields:
             value = getattr(node, name, None)
             if type(value) is list:
-                extend([item for item in value if isinstance(item, _AST)])
-            elif isinstance(value, _AST):
+                extend([item for item in value if isinstance(item, ast.AST)])
+            elif isinstance(value, ast.AST):
                 push(value)
     return _Names(stored, read, called, walrus, conditionals)
 
@@ -313,7 +309,7 @@ def _assigned(node: Any, walrus: list[str]) -> tuple[str, ...]:
         for item in node.items:
             if item.optional_vars is not None:
                 names += _target_names(item.optional_vars)
-    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    elif isinstance(node, _SCOPES):
         names.append(node.name)
     elif isinstance(node, ast.ExceptHandler) and node.name:
         names.append(node.name)
@@ -351,7 +347,7 @@ def _parameter_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
 def _depth(block: list[ast.stmt], depth: int) -> int:
     deepest = depth
     for node in block:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if isinstance(node, _SCOPES):
             continue  # measured on their own
         if not isinstance(node, _COMPOUND):
             continue

@@ -30,7 +30,7 @@ from factory.literals import literal_eval, parse_args
 from factory.params import TasksParams
 from factory.tasks.analysis import program_features
 from factory.tasks.prompts import render_prompt
-from factory.tasks.questions import line_text, questions_from_trace
+from factory.tasks.questions import line_text, questions_from_trace, source_lines
 from factory.tasks.sampling import sample_coverage, sample_questions
 
 ITEM_FAMILIES = ("white_box", "output", "input", "coverage")
@@ -82,7 +82,7 @@ def _safe_text(text: str) -> bool:
 def _answer_lines(source: str) -> tuple[int, frozenset[int]]:
     """How many lines ``source`` has, and those whose text cannot be an answer line (see
     ``_safe_text``)."""
-    lines = source.splitlines()  # as line_text reads them
+    lines = source_lines(source)  # as line_text reads them
     return len(lines), frozenset(n for n, text in enumerate(lines, 1) if not _safe_text(text.strip()))
 
 

@@ -26,14 +26,15 @@ def line_text(source: str, line: int) -> str:
     """The stripped text of ``line`` (1-based) of ``source``; ``"-1"`` for line -1."""
     if line == -1:
         return "-1"
-    lines = _source_lines(source)
+    lines = source_lines(source)
     if not 1 <= line <= len(lines):
         raise ValueError(f"line {line} is outside the program (1..{len(lines)})")
     return lines[line - 1].strip()
 
 
 @functools.lru_cache(maxsize=64)  # a case's questions ask about the same few lines
-def _source_lines(source: str) -> tuple[str, ...]:
+def source_lines(source: str) -> tuple[str, ...]:
+    """The physical lines of ``source`` (``str.splitlines``), cached; line ``n`` is ``[n - 1]``."""
     return tuple(source.splitlines())
 
 
@@ -193,9 +194,6 @@ class _ProgramFacts:
     tags: dict[int, tuple[tuple[str, ...], tuple[str, ...]]]  # of a 1st and of a later execution
 
 
-_NO_STATEMENT_TAGS: tuple[tuple[str, ...], tuple[str, ...]] = ((), ("second_iteration",))
-
-
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _program_facts(source: str) -> _ProgramFacts:
     info = statement_info(source)
@@ -250,6 +248,10 @@ def _line_tags(stmt: StatementLine | None, k: int) -> list[str]:
     if k >= 2:
         tags.append("second_iteration")
     return tags
+
+
+# The tags of a line event outside any statement line (rare), 1st and later executions.
+_NO_STATEMENT_TAGS = (tuple(_line_tags(None, 1)), tuple(_line_tags(None, 2)))
 
 
 def _quiet_vars(stmt: StatementLine) -> list[str]:

@@ -302,6 +302,8 @@ def test_a_job_loads_the_program_the_parent_compiled(pool: WorkerPool) -> None:
     # Another source, so that the worker's own cache cannot answer: the shipped code runs.
     c = case("def f(x):\n    return ('not', 'shipped', x)\n", "21", code=shipped)
     assert run_one(pool, c)["output_repr"] == "42"
+    # A third source, its body on line 3: the lines are the shipped program's.
+    c = case("def f(x):\n\n    return ('still', 'not', 'shipped', x)\n", "21", code=shipped)
     assert run_one(pool, c, kind="lines")["lines"] == [2]
 
 
