@@ -576,6 +576,11 @@ def serve(config: WorkerConfig) -> None:
             ):
                 _write_all(chan_out, out)
                 out.clear()
+                # The parent, woken by the answers, is often queued behind this worker on its CPU
+                # (a pipe wake-up puts it there) and would wait for the next scheduler tick while
+                # both workers run: it gets the CPU at once instead, to send the next jobs
+                # (measured on the trace stage, CRUXEval: about 2% less wall clock).
+                os.sched_yield()
         del buf[:pos]
 
 

@@ -115,20 +115,26 @@ def build_items_with_reasons(
     *,
     seed: int,
     params: TasksParams | Mapping[str, Any] | None = None,
+    verified: bool = False,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The item rows of one case and the reasons for the items it could not give.
 
     A reason is ``"case:<why>"`` when the whole case gives nothing, else ``"<family>:<why>"``.
+    ``verified=True`` says the case is a row of the traces table: the trace stage ran its args
+    as literals (it never evaluates expressions) and gives an ``ok`` trace only for a literal
+    output (the tracer's check, which agrees with ``literal_eval`` of the repr: tested), so
+    neither is parsed again here.
     """
     p = _params(params)
     source, entry, args = case_row["source"], case_row["entry"], case_row["args"]
     if trace.get("status") != "ok":
         return [], [f"case:trace_{trace.get('status')}"]
     output_repr, output_type = trace.get("output_repr"), trace.get("output_type")
-    if not _literal(output_repr) or not output_type:
+    if not output_type or not isinstance(output_repr, str) or not (verified or _literal(output_repr)):
         return [], ["case:output_not_literal"]
     try:
-        parse_args(args)
+        if not verified:
+            parse_args(args)
         features = program_features(source)
     except Exception:  # UserError (args), SyntaxError: the case is unusable
         return [], ["case:unparseable"]

@@ -130,7 +130,7 @@ def case_items(row: dict[str, Any], seed: int, params: TasksParams) -> dict[str,
     trace = load_trace(row)
     if isinstance(trace, str):
         return {"items": [], "reasons": [], "drop": trace}
-    items, reasons = build_items_with_reasons(row, trace, seed=seed, params=params)
+    items, reasons = build_items_with_reasons(row, trace, seed=seed, params=params, verified=True)
     drop = None
     if not items:
         drop = reasons[0].removeprefix("case:") if reasons else "no_item"

@@ -21,7 +21,7 @@ from factory.literals import literal_eval
 from factory.params import ExecuteParams, TraceParams
 from factory.progress import progress
 from factory.stats import StageStats
-from factory.trace.tracer import MAX_STATE_BYTES
+from factory.trace.tracer import MAX_STATE_BYTES, one_line_statements
 
 # A trace row: the case (as the inputs stage wrote it) and its recorded output, then the trace.
 CASE_COLUMNS = [(f.name, f.type) for f in CASES_SCHEMA if f.name != "lines_covered"] + [
@@ -56,20 +56,25 @@ def same_trace(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def trace_payloads(
-    rows: list[dict[str, Any]], max_steps: int, max_repr: int, max_state_bytes: int = MAX_STATE_BYTES
-) -> list[dict[str, Any]]:
-    """The trace jobs of ``rows`` (cases with ``source``, ``entry``, ``args``)."""
-    return [
-        {
-            "source": r["source"],
+    rows: Iterable[dict[str, Any]], max_steps: int, max_repr: int, max_state_bytes: int = MAX_STATE_BYTES
+) -> Iterator[dict[str, Any]]:
+    """The trace jobs of ``rows`` (cases with ``source``, ``entry``, ``args``), made as the pool
+    reads them, each with ``one_line``: ``one_line_statements`` of its program, checked here once
+    for the workers of every hash seed (the rows of a program come together)."""
+    source, one_line = None, False
+    for r in rows:
+        if r["source"] != source:
+            source = r["source"]
+            one_line = isinstance(source, str) and one_line_statements(source)
+        yield {
+            "source": source,
             "entry": r["entry"],
             "args": r["args"],
             "max_steps": max_steps,
             "max_repr": max_repr,
             "max_state_bytes": max_state_bytes,
+            "one_line": one_line,
         }
-        for r in rows
-    ]
 
 
 #: Job kinds per hash seed: the first seed's run gives the stored trace, the others its digest.

@@ -121,12 +121,17 @@ def _starts(tree: ast.Module) -> dict[int, int]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _prepare(source: str, shipped: bytes | None = None) -> tuple[CodeType, dict[int, int]]:
+def _prepare(
+    source: str, shipped: bytes | None = None, one_line: bool | None = None
+) -> tuple[CodeType, dict[int, int]]:
     """The program's code once per source text (traces of many inputs share it; ``shipped``: the
     parent's compile of it, see ``factory.program_code``); with the statement starts that fold
     continuation lines, or ``{}`` when every statement sits on one line (then every line event
-    starts its own statement, and the tree is not needed)."""
-    if one_line_statements(source):
+    starts its own statement, and the tree is not needed). ``one_line``: the parent's
+    ``one_line_statements(source)``, when it sent it (None: checked here)."""
+    if one_line is None:
+        one_line = one_line_statements(source)
+    if one_line:
         return program_code(source, shipped), {}
     tree = parse_program(source)
     return program_code(tree, shipped), _starts(tree)
@@ -541,6 +546,7 @@ def _traced(
     quiet: bool,
     max_state_bytes: int = MAX_STATE_BYTES,
     shipped: bytes | None = None,
+    one_line: bool | None = None,
 ) -> tuple[dict[str, Any], _Tracer | None]:
     """``trace_call``'s work: its result with ``steps`` and ``states`` still empty, and the
     tracer that holds them as tuples (None when nothing ran). The job kinds digest and encode
@@ -553,7 +559,7 @@ def _traced(
     if not eval_args:
         arg_values = parse_args(args)
     try:
-        code, starts = _prepare(source, shipped)
+        code, starts = _prepare(source, shipped, one_line)
     except (SyntaxError, ValueError) as exc:  # ValueError: null bytes in the source
         return _result("bad_program", error=_one_line(exc)), None
     tracer = _Tracer(starts, capture, max_steps, max_repr, max_state_bytes)
@@ -693,6 +699,7 @@ def _job(payload: dict[str, Any]) -> tuple[dict[str, Any], _Tracer | None]:
             quiet=False,  # the worker already points stdout at its bounded sink
             max_state_bytes=payload.get("max_state_bytes", MAX_STATE_BYTES),
             shipped=payload.get("code"),
+            one_line=payload.get("one_line"),
         )
     except UserError as exc:
         return _result("bad_args", error=str(exc)), None

@@ -128,3 +128,19 @@ def test_an_items_worker_still_collects_now_and_then(monkeypatch: pytest.MonkeyP
         assert len(collected) == 2 and gc.get_freeze_count() > 0 and gc.isenabled()
     finally:
         gc.unfreeze()
+
+
+def test_rows_of_the_traces_table_need_no_second_parse(
+    cruxeval_traced: list[tuple[int, dict[str, Any], dict[str, Any]]],
+) -> None:
+    """The items job trusts the trace stage (``verified=True``): an ``ok`` trace has literal args
+    and a literal output. On every CRUXEval case the items are the very ones the checks give."""
+    from factory.literals import literal_eval, parse_args
+
+    assert len(cruxeval_traced) > 750
+    for index, record, trace in cruxeval_traced:
+        parse_args(record["input"])  # what the tracer did before running it
+        literal_eval(trace["output_repr"])  # an ok trace's output is a literal
+        row = {"case_id": f"c{index}", "source": record["code"], "entry": "f", "args": record["input"]}
+        checked = build_items_with_reasons(row, trace, seed=3, params=PARAMS)
+        assert build_items_with_reasons(row, trace, seed=3, params=PARAMS, verified=True) == checked

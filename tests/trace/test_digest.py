@@ -88,7 +88,7 @@ def test_digest_verdicts_equal_trace_verdicts_on_cruxeval(cruxeval_records: list
             continue  # an argument expression, not literals
         cases.append({"source": record["code"], "entry": "f", "args": record["input"]})
     cases += [{"source": source, "entry": "f", "args": WORDS} for source in HASH_CASES]
-    payloads = trace_payloads(cases, 2000, 300)
+    payloads = list(trace_payloads(cases, 2000, 300))
     with Executor(workers=2) as executor:
         by_trace = [r["status"] for r in executor.run(payloads, kind="trace", agree=same_trace)]
         kinds = ["trace_row", "trace_digest"]

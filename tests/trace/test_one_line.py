@@ -47,3 +47,29 @@ def test_traces_do_not_depend_on_the_shortcut(
     monkeypatch.setattr(tracer, "one_line_statements", lambda source: False)
     assert trace_all() == fast
     tracer._prepare.cache_clear()
+
+
+def test_the_trace_stage_checks_once_and_the_workers_take_its_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    from factory.trace.stage import trace_payloads
+
+    rows = [{"source": source, "entry": "f", "args": "3"} for source in CASES for _ in range(2)]
+    checked: list[str] = []
+    real = tracer.one_line_statements
+    monkeypatch.setattr(
+        "factory.trace.stage.one_line_statements", lambda source: checked.append(source) or real(source)
+    )
+    payloads = list(trace_payloads(rows, 2000, 300))
+    assert checked == list(CASES)  # once per program, its rows being together
+    assert [p["one_line"] for p in payloads] == [expected for expected in CASES.values() for _ in range(2)]
+
+    # A worker given the flag does not check again, and traces as it would have without it.
+    tracer._prepare.cache_clear()
+    expected = [tracer.trace_job(dict(p, one_line=None)) for p in payloads]
+    tracer._prepare.cache_clear()
+
+    def refuse(source: str) -> bool:
+        raise AssertionError("checked again in the worker")
+
+    monkeypatch.setattr(tracer, "one_line_statements", refuse)
+    assert [tracer.trace_job(p) for p in payloads] == expected
+    tracer._prepare.cache_clear()
