@@ -678,9 +678,10 @@ def trace_job(payload: dict[str, Any]) -> dict[str, Any]:
     """Worker-pool entry point (job kind ``trace``): ``trace_call`` on a payload dict.
 
     ``payload`` holds ``source``, ``entry``, ``args`` and optionally ``capture``, ``max_steps``,
-    ``max_repr``, ``max_state_bytes``, ``eval_args`` and ``code`` (the program compiled by the
-    parent: ``factory.program_code.portable_code``). Bad args give status ``bad_args`` instead of
-    raising. The program's stdout is left as the caller set it (the worker's bounded sink).
+    ``max_repr``, ``max_state_bytes``, ``eval_args``, ``code`` (the program compiled by the
+    parent: ``factory.program_code.portable_code``) and ``one_line`` (the parent's
+    ``one_line_statements`` of the source). Bad args give status ``bad_args`` instead of raising.
+    The program's stdout is left as the caller set it (the worker's bounded sink).
     """
     return _with_lists(*_job(payload))
 
