@@ -23,7 +23,7 @@ from typing import Any
 from factory.execute.runner import Executor
 from factory.sandbox.pool import default_workers
 
-CRUXEVAL = Path(__file__).resolve().parents[1].parent / "shared/benchmarks/cruxeval/cruxeval.jsonl"
+CRUXEVAL = Path(__file__).resolve().parents[1] / "data/benchmarks/cruxeval/cruxeval.jsonl"
 
 
 def load_cases(path: Path, n: int) -> list[dict[str, Any]]:

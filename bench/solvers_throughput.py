@@ -33,7 +33,7 @@ from factory.solvers.openai_backend import OpenAISolver  # noqa: E402
 from factory.solvers.transformers_backend import TransformersSolver  # noqa: E402
 from tests.solvers.fake_openai_server import FakeOpenAI, serve  # noqa: E402
 
-CRUXEVAL = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
+CRUXEVAL = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
 
 
 def bench_difficulty(tasks: int, max_tokens: int, threads: int, n: int = 4) -> None:

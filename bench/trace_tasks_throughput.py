@@ -51,7 +51,7 @@ from factory.synth.stage import run_synthesize_stage
 from factory.tasks.job import build_all, items_pool
 from factory.trace.stage import trace_rows
 
-CRUXEVAL = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
+CRUXEVAL = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
 TASKS = TasksParams(families=["white_box", "output", "coverage"])
 TRACE = TraceParams()
 CORES = 2  # the dev machine; the implied rate of ours assumes both cores busy

@@ -28,7 +28,7 @@ from factory.errors import UserError  # noqa: E402
 from factory.literals import parse_args  # noqa: E402
 from factory.trace.tracer import PROGRAM_FILENAME, trace_call  # noqa: E402
 
-CRUXEVAL = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
+CRUXEVAL = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
 
 LARGE_LOCALS = """\
 def f(n):

@@ -25,7 +25,7 @@ from factory.solvers.embedded import ensure_converted  # noqa: E402
 from factory.solvers.transformers_backend import TransformersSolver  # noqa: E402
 from factory.solvers.vllm_backend import VLLMSolver  # noqa: E402
 
-CRUXEVAL = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
+CRUXEVAL = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
 
 
 def main() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import platform
@@ -20,6 +21,71 @@ import factory
 from factory.errors import UserError
 
 SHARD_GLOB = "part-*.parquet"
+#: Temporary names beside an output: ``.<name>.tmp-<pid>-<random>``. The pid tells a stale one (its
+#: writer was killed) from one being written now.
+TMP_MARK = ".tmp-"
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+#: tempfile makes private (0700/0600) files and folders; outputs get the modes open() would give.
+_DIR_MODE = 0o777 & ~_umask()
+_FILE_MODE = 0o666 & ~_umask()
+
+
+def temp_sibling(path: str | Path, *, directory: bool, suffix: str = "") -> Path:
+    """A new temporary file or folder beside ``path``, with the modes of an ordinary one; stale
+    ones left beside ``path`` by a killed writer are removed first."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(path)
+    prefix = f".{path.name}{TMP_MARK}{os.getpid()}-"
+    if directory:
+        tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=prefix))
+        os.chmod(tmp, _DIR_MODE)
+    else:
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=suffix)
+        os.close(fd)
+        tmp = Path(name)
+        os.chmod(tmp, _FILE_MODE)
+    return tmp
+
+
+def remove_stale_temps(path: str | Path) -> list[Path]:
+    """Remove the temporary files and folders beside ``path`` whose writer is no longer running
+    (a stage killed with SIGKILL cannot clean up after itself); return what was removed."""
+    path = Path(path)
+    removed: list[Path] = []
+    if not path.parent.is_dir():
+        return removed
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*"):
+        rest = tmp.name[len(path.name) + 1 :]
+        if rest.startswith(TMP_MARK):
+            pid = rest[len(TMP_MARK) :].split("-", 1)[0]
+            if pid.isdigit() and _alive(int(pid)):
+                continue
+        elif rest != ".old":  # replace_dir's previous output, kept only during the swap
+            continue
+        if tmp.is_dir() and not tmp.is_symlink():
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            tmp.unlink(missing_ok=True)
+        removed.append(tmp)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def provenance() -> dict[str, str]:
@@ -50,15 +116,12 @@ def write_json_atomic(path: str | Path, obj: Any) -> None:
 
 def write_text_atomic(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = temp_sibling(path, directory=False)
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        tmp.write_text(text)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
 
 
@@ -80,7 +143,7 @@ class ShardWriter:
         self.schema = schema.with_metadata({**(schema.metadata or {}), **meta})
         self.rows_per_shard = rows_per_shard
         self.group_rows = min(group_rows, rows_per_shard)
-        self.tmp_dir = Path(tempfile.mkdtemp(dir=self.out_dir.parent, prefix=f".{self.out_dir.name}."))
+        self.tmp_dir = temp_sibling(self.out_dir, directory=True)
         self._buffer: list[dict[str, Any]] = []
         self._writer: pq.ParquetWriter | None = None
         self._shards = 0
@@ -178,3 +241,28 @@ def read_table(in_dir: str | Path) -> pa.Table:
     """Load a whole stage output (for tests and small tools; stages stream with iter_rows)."""
     paths = shard_paths(in_dir)
     return pa.concat_tables([pq.read_table(p) for p in paths]) if paths else pa.table({})
+
+
+def require_columns(in_dir: str | Path, columns: Iterable[str], what: str, hint: str | None = None) -> None:
+    """Check, before a stage reads it, that ``in_dir`` is a stage table holding ``columns``.
+
+    Reads only the parquet schema of the first shard. A missing folder, a folder without shards,
+    an unreadable shard or missing columns is a UserError naming the folder and what table was
+    expected (``what``, e.g. ``"traces"``), ending with ``hint`` (e.g. ``"pass the output of the
+    trace stage"``) when given.
+    """
+    in_dir = Path(in_dir)
+    tail = f"; {hint}" if hint else ""
+    table = f"{'an' if what[:1] in 'aeiou' else 'a'} {what} table"
+    paths = shard_paths(in_dir)
+    if not paths:
+        raise UserError(f"{in_dir}: no {SHARD_GLOB} shards, not {table}{tail}")
+    try:
+        names = set(pq.read_schema(paths[0]).names)
+    except (OSError, pa.ArrowException) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"{paths[0]}: not a parquet file ({reason[:200]}){tail}") from None
+    missing = [c for c in dict.fromkeys(columns) if c not in names]
+    if missing:
+        shown = ", ".join(missing[:8]) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+        raise UserError(f"{in_dir}: not {table} (missing columns: {shown}){tail}")

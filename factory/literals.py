@@ -1,9 +1,11 @@
-"""Python literals: parsing argument lists and deciding whether a value is a literal (DESIGN §4)."""
+"""Python literals: parsing argument lists and deciding whether a value is a literal (docs/design.md §4)."""
 
 from __future__ import annotations
 
 import ast
 import math
+import re
+import sys
 from typing import Any, NoReturn
 
 from factory.errors import UserError
@@ -87,26 +89,52 @@ def _convert(node: Any) -> Any:
     return _convert_signed_num(node)
 
 
+MAX_SHOWN_ARGS = 80  # characters of the user's argument text an error message echoes
+
+
+def shown_text(text: str, limit: int = MAX_SHOWN_ARGS) -> str:
+    """``repr`` of user text for an error message, cut to ``limit`` characters with an ellipsis."""
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return repr(text)
+
+
+def args_syntax_reason(exc: SyntaxError | ValueError) -> str:
+    """Why argument text does not compile, in words: Python's limit on the digits of an integer
+    literal (a SyntaxError whose message runs for 200 characters) gets its own short reason."""
+    message = str(getattr(exc, "msg", None) or exc)
+    if "integer string conversion" in message:
+        match = re.search(r"limit \((\d+) digits\)", message)
+        limit = match.group(1) if match else str(sys.get_int_max_str_digits())
+        return f"an integer literal has more than {limit} digits (Python's int max str digits limit)"
+    return message if len(message) <= 200 else message[:199] + "…"
+
+
 def parse_args(text: str) -> tuple[Any, ...]:
     """Parse CRUXEval-style argument text (``"[1, 2], 'ab'"``) into a tuple of values.
 
     Raises UserError when the text is not a comma-separated list of literals (keyword arguments
-    and starred arguments are refused too).
+    and starred arguments are refused too). The message echoes at most ``MAX_SHOWN_ARGS``
+    characters of the text.
     """
+    call_text = f"f({text})"
     try:
-        call = ast.parse(f"f({text})", mode="eval").body
-    except SyntaxError as exc:
-        raise UserError(f"args are not valid Python: {text!r} ({exc.msg})") from None
+        call = ast.parse(call_text, mode="eval").body
+    except (SyntaxError, ValueError) as exc:  # ValueError: null bytes (Python 3.11)
+        raise UserError(f"args are not valid Python: {args_syntax_reason(exc)}: {shown_text(text)}") from None
+    except (MemoryError, RecursionError):
+        raise UserError(f"args are too deeply nested or too large: {shown_text(text)}") from None
     if not isinstance(call, ast.Call) or call.keywords:
-        raise UserError(f"args must be positional literals: {text!r}")
+        raise UserError(f"args must be positional literals: {shown_text(text)}")
     values = []
     for node in call.args:
         if isinstance(node, ast.Starred):
-            raise UserError(f"args must be positional literals, not starred: {text!r}")
+            raise UserError(f"args must be positional literals, not starred: {shown_text(text)}")
         try:
             values.append(literal_eval(node))
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            raise UserError(f"args are not literals: {ast.unparse(node)!r}") from None
+            segment = ast.get_source_segment(call_text, node) or text
+            raise UserError(f"args are not literals: {shown_text(segment)}") from None
     return tuple(values)
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+import inspect
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -128,13 +131,13 @@ class AssembleParams(_Section):
     ngram: int = Field(12, ge=3, le=200, description="n of the token n-grams compared with benchmarks")
     ngram_threshold: float = Field(0.5, gt=0, le=1, description="share of a program's n-grams found")
     benchmarks: list[BenchmarkSpec] = [
-        BenchmarkSpec(name="cruxeval", path="../shared/benchmarks/cruxeval/cruxeval.jsonl", fields=["code"]),
+        BenchmarkSpec(name="cruxeval", path="data/benchmarks/cruxeval/cruxeval.jsonl", fields=["code"]),
         BenchmarkSpec(
             name="humaneval",
-            path="../shared/benchmarks/humaneval/HumanEval.jsonl.gz",
+            path="data/benchmarks/humaneval/HumanEval.jsonl.gz",
             fields=["prompt", "canonical_solution"],
         ),
-        BenchmarkSpec(name="mbpp", path="../shared/benchmarks/mbpp/sanitized-mbpp.json", fields=["code"]),
+        BenchmarkSpec(name="mbpp", path="data/benchmarks/mbpp/sanitized-mbpp.json", fields=["code"]),
     ]
     rows_per_shard: int = Field(50_000, ge=100)
 
@@ -247,13 +250,36 @@ class Params(_Section):
     assemble: AssembleParams = AssembleParams()
     difficulty: DifficultyParams = DifficultyParams()
     sft: SftParams = SftParams()
-    # Sections of later stages are validated by their own modules.
-    model_config = ConfigDict(extra="allow")
 
 
-def load_params(path: str | Path = "params.yaml") -> Params:
-    """Read and validate params; a missing file or a bad value is a UserError naming it."""
-    return validate_section(Params, read_params_file(path), str(path))
+# The sections each stage command reads (as dvc.yaml declares them): a params file given to that
+# command must have them, so that a forgotten section is an error, not silently the defaults.
+# The optional stages (difficulty, sft) are off unless their section turns them on, and say so
+# loudly when off, so a file without their section is accepted.
+STAGE_SECTIONS: dict[str, tuple[str, ...]] = {
+    "synthesize": ("synthesize",),
+    "inputs": ("synthesize", "inputs", "execute"),
+    "execute": ("execute",),
+    "trace": ("execute", "trace"),
+    "tasks": ("tasks",),
+    "phase2": ("synthesize", "inputs", "execute", "phase2"),
+    "assemble": ("assemble",),
+    "difficulty": (),
+    "sft": (),
+}
+
+
+def load_params(path: str | Path = "params.yaml", stage: str | None = None) -> Params:
+    """Read and validate params; a missing file, a bad value or an unknown key is a UserError naming it.
+
+    With ``stage`` (a key of STAGE_SECTIONS), each section that stage reads must be in the file.
+    """
+    raw = read_params_file(path)
+    params = validate_section(Params, raw, str(path))
+    for section in STAGE_SECTIONS[stage] if stage is not None else ():
+        if section not in raw:
+            raise UserError(f"{path}: no '{section}:' section (the {stage} stage reads its settings from it)")
+    return params
 
 
 def read_params_file(path: str | Path) -> dict[str, Any]:
@@ -277,4 +303,37 @@ def validate_section(model: type[_S], data: Mapping[str, Any] | None, where: str
     except ValidationError as exc:
         err = exc.errors()[0]
         key = f"{prefix}{'.'.join(str(p) for p in err['loc'])}".rstrip(".") or "(root)"
+        if err["type"] == "extra_forbidden":
+            known = _field_names(model, err["loc"][:-1])
+            close = difflib.get_close_matches(str(err["loc"][-1]), known, n=1)
+            hint = (
+                f" (did you mean '{close[0]}'?)"
+                if close
+                else f" (known: {', '.join(known)})"
+                if known
+                else ""
+            )
+            raise UserError(f"{where}: {key}: unknown key{hint}") from None
         raise UserError(f"{where}: param '{key}': {err['msg']} (got {err.get('input')!r})") from None
+
+
+def _field_names(model: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    """The keys allowed at ``loc`` (a pydantic error location, list indices included) in ``model``."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(part)
+        if field is None:
+            return []
+        current = next(
+            (
+                t
+                for t in (field.annotation, *typing.get_args(field.annotation))
+                if inspect.isclass(t) and issubclass(t, BaseModel)
+            ),
+            None,
+        )
+        if current is None:
+            return []
+    return list(current.model_fields)

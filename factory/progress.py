@@ -57,7 +57,11 @@ def progress(description: str, total: int | None) -> Iterator[Callable[[int], No
         )
         with Progress(*columns, console=console, transient=False) as bar:
             task = bar.add_task(description, total=total)
-            yield lambda n=1: bar.advance(task, n)
+
+            def advance_bar(n: int = 1) -> None:
+                bar.advance(task, n)
+
+            yield advance_bar
         return
     start = time.monotonic()
     done = 0

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-CRUXEVAL = SHARED / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
+BENCHMARKS = REPO / "data" / "benchmarks"
+CRUXEVAL = BENCHMARKS / "cruxeval" / "cruxeval.jsonl"
 
 
 @pytest.fixture(scope="session")
@@ -26,9 +26,9 @@ def execverify() -> str:
 
 @pytest.fixture(scope="session")
 def cruxeval_path() -> Path:
-    """CRUXEval's 800 cases (shared/ sits beside the repository); missing data fails the test."""
+    """CRUXEval's 800 cases (data/benchmarks/ in the repository); missing data fails the test."""
     if not CRUXEVAL.is_file():
-        pytest.fail(f"CRUXEval data not found at {CRUXEVAL} (shared/ must sit beside the repository)")
+        pytest.fail(f"CRUXEval data not found at {CRUXEVAL} (data/benchmarks/ is part of the repository)")
     return CRUXEVAL
 
 

@@ -41,3 +41,55 @@ def test_a_failed_write_keeps_the_previous_output(tmp_path: Path) -> None:
         raise RuntimeError("crash mid-stage")
     assert read_table(tmp_path / "out").to_pylist() == [{"i": 1, "s": "a"}]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary folder left behind
+
+
+def test_outputs_get_ordinary_modes(tmp_path: Path) -> None:
+    """tempfile makes 0700 folders and 0600 files; outputs are swapped in with umask's modes."""
+    import os
+
+    from factory.io import write_json_atomic
+
+    mask = os.umask(0o022)
+    try:
+        with ShardWriter(tmp_path / "out", SCHEMA) as w:
+            w.write({"i": 1, "s": "a"})
+        write_json_atomic(tmp_path / "stats.json", {"a": 1})
+    finally:
+        os.umask(mask)
+    assert (tmp_path / "out").stat().st_mode & 0o777 == 0o755
+    assert (tmp_path / "stats.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_temps_of_a_killed_writer_are_removed_by_the_next(tmp_path: Path) -> None:
+    """A stage killed with SIGKILL leaves ``.<name>.tmp-<pid>-*``; the next writer removes those
+    whose process is gone, and leaves a live writer's alone."""
+    import os
+    import subprocess
+    import sys
+
+    from factory.io import remove_stale_temps, write_json_atomic
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead_pid = int(dead.stdout)
+    stale_dir = tmp_path / f".out.tmp-{dead_pid}-abc"
+    stale_dir.mkdir()
+    (stale_dir / "part-00000.parquet").write_bytes(b"half")
+    stale_file = tmp_path / f".stats.json.tmp-{dead_pid}-xyz"
+    stale_file.write_text("{")
+    leftover_old = tmp_path / ".out.old"
+    leftover_old.mkdir()
+    live = tmp_path / f".out.tmp-{os.getpid()}-live"
+    live.mkdir()
+    other = tmp_path / ".outer.tmp-1-x"  # another output's name: not ours to judge
+    other.mkdir()
+
+    with ShardWriter(tmp_path / "out", SCHEMA) as w:
+        w.write({"i": 1, "s": "a"})
+    write_json_atomic(tmp_path / "stats.json", {"a": 1})
+
+    assert not stale_dir.exists() and not stale_file.exists() and not leftover_old.exists()
+    assert live.exists() and other.exists()
+    assert read_table(tmp_path / "out").num_rows == 1
+    assert remove_stale_temps(tmp_path / "out") == []  # nothing left but the live writer's

@@ -12,7 +12,7 @@ import pytest
 
 from factory.literals import literal_eval
 
-CRUXEVAL = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
+CRUXEVAL = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
 
 TEXTS = [
     "1",

@@ -1,4 +1,4 @@
-"""GRPO on a released dataset with TRL's ``GRPOTrainer`` (DESIGN §9): phase 1, then phase 2 from
+"""GRPO on a released dataset with TRL's ``GRPOTrainer`` (docs/design.md §9): phase 1, then phase 2 from
 phase 1's checkpoint.
 
     python train/grpo.py --params train/params.yaml --phase phase1

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from factory.cli import app
-from factory.cli.stages import PARAMS
+from factory.cli.stages import EXECUTIONS_INPUT, PARAMS, PROGRAMS_INPUT, require_input
 from factory.errors import UserError
 from factory.params import load_params
 
@@ -29,9 +29,17 @@ def build(
 ) -> None:
     """Code-generation items from our programs: signature and executed examples shown, hidden tests
     from extra inputs run here (the phase2 stage)."""
+    from factory.inputs.stage import POOLS_SCHEMA
+    from factory.io import require_columns
     from factory.phase2.stage import run_phase2_stage
 
-    p = load_params(params)
+    require_input(programs, PROGRAMS_INPUT)
+    require_input(executions, EXECUTIONS_INPUT)
+    if pools is not None:
+        hint = "pass the --pools folder of the inputs stage"
+        require_columns(pools, POOLS_SCHEMA.names, "argument pools", hint)
+
+    p = load_params(params, stage="phase2")
     run_phase2_stage(
         p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammar, programs, executions, out, stats, pools
     ).print_summary()

@@ -31,7 +31,8 @@ def assemble(
 ) -> None:
     """Dedup, decontaminate, split by program and write the configs and the dataset card."""
     from factory.errors import UserError
-    from factory.release.stage import run_assemble_stage
+    from factory.io import require_columns
+    from factory.release.stage import REQUIRED, release_note, run_assemble_stage
 
     extra = {}
     for spec in extra_input:
@@ -39,8 +40,12 @@ def assemble(
         if not sep or not name or not folder:
             raise UserError(f"--extra-input {spec!r}: expected NAME=DIR")
         extra[name] = Path(folder)
-    p = load_params(params)
-    run_assemble_stage(
+    p = load_params(params, stage="assemble")
+    require_columns(tasks, REQUIRED, "tasks", "pass the output of the tasks (or difficulty) stage")
+    for name, folder_path in extra.items():
+        hint = f"--extra-input {name}= needs a folder of item shards"
+        require_columns(folder_path, REQUIRED, "items", hint)
+    result = run_assemble_stage(
         tasks,
         out,
         stats,
@@ -51,7 +56,9 @@ def assemble(
         difficulty_stats=difficulty_stats,
         lock_path=lock,
         extra_inputs=extra,
-    ).print_summary()
+    )
+    result.print_summary()
+    print(release_note(out, result))
 
 
 @app.command()

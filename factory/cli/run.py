@@ -20,6 +20,7 @@ from factory.io import parse_json_object
 from factory.literals import parse_args
 
 RESULT_KEYS = ("status", "output_repr", "output_type")
+MAX_DETAIL = 200  # characters of an error's message shown (the worker keeps up to 300)
 
 
 @app.command("run")
@@ -66,11 +67,32 @@ def run_command(
     result = run_cases([case], limits, workers=1)[0]
     if result["status"] == "bad_program":
         raise UserError(f"{file}: {result.get('detail', 'bad program')}")
-    shown = {key: result[key] for key in RESULT_KEYS}
+    shown = shown_result(result)
     if json_out:
         print(json.dumps(shown))
     else:
         _print_table([shown], title=f"{file.name}: {entry}({args})")
+
+
+def shown_result(result: dict[str, Any]) -> dict[str, Any]:
+    """What ``run`` prints of a result: status, output and ``detail``, the message of the
+    exception behind an ``error:<Type>`` status (or why the program could not run), bounded to
+    ``MAX_DETAIL`` characters; None when there is none."""
+    shown = {key: result.get(key) for key in RESULT_KEYS}
+    detail = result.get("detail") or result.get("error")
+    if detail is not None and not isinstance(detail, str):
+        detail = str(detail)
+    status = shown["status"] or ""
+    if detail and status.startswith("error:"):
+        name = status.removeprefix("error:")
+        if detail == name:
+            detail = None  # the exception had no message
+        else:
+            detail = detail.removeprefix(f"{name}: ")
+    if detail and len(detail) > MAX_DETAIL:
+        detail = detail[: MAX_DETAIL - 1] + "…"
+    shown["detail"] = detail or None
+    return shown
 
 
 def read_program(file: Path, entry: str, args: str) -> dict[str, Any]:
@@ -171,7 +193,7 @@ def _run_batch(
     cases: list[dict[str, Any]], json_out: bool, limits: dict[str, Any], workers: int | None
 ) -> None:
     results = run_cases(cases, limits, workers)
-    shown = [{key: r[key] for key in RESULT_KEYS} for r in results]
+    shown = [shown_result(r) for r in results]
     if json_out:
         out = sys.stdout
         for item in shown:
@@ -192,9 +214,14 @@ def _print_table(results: list[dict[str, Any]], title: str) -> None:
     table.add_column("status")
     table.add_column("output_repr", overflow="fold")
     table.add_column("output_type")
+    details = any(r.get("detail") for r in results)
+    if details:
+        table.add_column("detail", overflow="fold")
     for number, r in enumerate(results, 1):
         style = "green" if r["status"] == "ok" else "yellow"
         cells = [f"[{style}]{r['status']}[/]", _cell(r["output_repr"]), _cell(r["output_type"])]
+        if details:
+            cells.append(_cell(r.get("detail")) if r.get("detail") else "")
         table.add_row(*([str(number)] if len(results) > 1 else []), *cells)
     Console().print(table)
 
@@ -219,7 +246,9 @@ def execute_command(
     params: Annotated[Path, typer.Option("--params", help="params.yaml")] = Path("params.yaml"),
 ) -> None:
     """Stage: run every case in the sandbox under two hash seeds; keep each case with its status."""
-    from factory.execute.stage import run_execute_stage
+    from factory.execute.stage import REQUIRED_COLUMNS, run_execute_stage
+    from factory.io import require_columns
     from factory.params import load_params
 
-    run_execute_stage(cases, out, stats, load_params(params).execute).print_summary()
+    require_columns(cases, REQUIRED_COLUMNS, "cases", "pass the output of the inputs stage")
+    run_execute_stage(cases, out, stats, load_params(params, stage="execute").execute).print_summary()

@@ -1,4 +1,4 @@
-"""``execverify score``: judge one completion against one task with the shared scorer (DESIGN §11).
+"""``execverify score``: judge one completion against one task with the shared scorer (docs/design.md §11).
 
 The task is one dataset row as JSON (``questions``/``tests`` may be lists or JSON text). The
 completion file holds plain text, or a JSON conversation (a list of ``{"role", "content"}``
@@ -46,11 +46,38 @@ def score_command(
     text = _read_text(completion, "completion")
     result = score_item(item, _as_completion(text), alpha=alpha, gated=gated, timeout_s=timeout)
     data = result.to_dict()
+    for question, gold in zip(data["per_question"], gold_answers(item), strict=False):
+        question["gold"] = gold
     shown = {"reward": data.pop("reward"), **data}
     if json_out:
         print(json.dumps(shown))
     else:
         _print_table(shown)
+
+
+def gold_answers(item: dict[str, Any]) -> list[str | None]:
+    """The gold answer line of each question of a (valid) task, as a right completion writes it
+    (``assert f(3) == 6``, the next line's code, ``6; int``); None for a codegen task, whose
+    tests are the gold. An input question's gold is the task's own call (any call that gives
+    the output is right)."""
+    from factory.tasks.prompts import answer_line
+
+    questions = item.get("questions")
+    if item.get("family") == "codegen" or questions is None:
+        return [None] * len(item.get("tests") or [])
+    if isinstance(questions, str):
+        questions = json.loads(questions)
+    entry, args, source = item.get("entry", "f"), item.get("args"), item.get("source", "")
+    golds: list[str | None] = []
+    for q in questions:
+        try:
+            if q["family"] == "input" and args is None:
+                golds.append(f"assert {entry}(??) == {q['answer']}")
+            else:
+                golds.append(answer_line(q, entry, args, source))
+        except (KeyError, TypeError, ValueError):
+            golds.append(str(q.get("answer")))
+    return golds
 
 
 def _read_text(path: Path, what: str) -> str:
@@ -99,15 +126,21 @@ def _print_table(shown: dict[str, Any]) -> None:
     table.add_column("family")
     table.add_column("verdict")
     table.add_column("answer / test", overflow="fold")
+    golds = any(q.get("gold") is not None for q in shown["per_question"])
+    if golds:
+        table.add_column("expected", overflow="fold")
     colours = {"right": "green", "wrong": "red", "unparsed": "yellow"}
     for i, q in enumerate(shown["per_question"], 1):
         verdict = q["verdict"]
         shown_text = q.get("test") if q.get("test") is not None else q.get("answer")
-        table.add_row(
+        cells = [
             str(i),
             q["family"],
             Text(verdict, style=colours.get(verdict, "")),
             Text("" if shown_text is None else str(shown_text)),  # never read as markup
-        )
+        ]
+        if golds:
+            cells.append(Text("" if q.get("gold") is None else str(q["gold"])))
+        table.add_row(*cells)
     console.print(table)
     console.print(f"right {shown['n_right']}, wrong {shown['n_wrong']}, unparsed {shown['n_unparsed']}")

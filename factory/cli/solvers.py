@@ -14,7 +14,16 @@ from rich.table import Table
 from factory.cli import app
 from factory.cli.stages import PARAMS
 from factory.errors import UserError
+from factory.io import require_columns
 from factory.params import SolverParams, load_params, validate_section
+
+
+def require_tasks(tasks: Path) -> None:
+    """UserError unless ``tasks`` is a tasks table (the columns a tasks row always has)."""
+    from factory.tasks.stage import TASKS_SCHEMA
+
+    columns = [f.name for f in TASKS_SCHEMA if not f.nullable]
+    require_columns(tasks, columns, "tasks", "pass the output of the tasks stage")
 
 
 @app.command("difficulty")
@@ -32,7 +41,8 @@ def difficulty_stage(
     """A solver model answers every task n times; keep the tasks whose passes lie in the band."""
     from factory.difficulty.stage import run_difficulty_stage, summary_line
 
-    p = load_params(params)
+    p = load_params(params, stage="difficulty")
+    require_tasks(tasks)
     run = run_difficulty_stage(tasks, out, pass_stats, stats, p.difficulty, p.seed)
     run.stats.print_summary()
     if p.difficulty.enabled:
@@ -49,7 +59,9 @@ def sft_stage(
     """SFT warm-up data: a teacher's responses to output/input tasks, kept when judged right."""
     from factory.sft import run_sft_stage
 
-    p = load_params(params)
+    p = load_params(params, stage="sft")
+    if p.sft.enabled:  # switched off, the stage reads nothing
+        require_tasks(tasks)
     run_sft_stage(tasks, out, stats, p.sft, p.seed).print_summary()
 
 

@@ -7,12 +7,37 @@ from pathlib import Path
 import typer
 
 from factory.cli import app
+from factory.io import require_columns
 from factory.params import load_params
 
 grammar_app = typer.Typer(help="Inspect and validate grammar folders.", no_args_is_help=True)
 app.add_typer(grammar_app, name="grammar")
 
 PARAMS = typer.Option(Path("params.yaml"), "--params", help="The params file (params.yaml).")
+
+# The columns each stage reads from its input table (checked before it runs, so that the wrong
+# table is one line and exit 2, not an empty output): (columns, table name, hint).
+PROGRAMS_INPUT = (
+    ("program_id", "source", "entry", "param_types", "tier", "target", "grammar_hash"),
+    "programs",
+    "pass the output of the synthesize stage",
+)
+EXECUTIONS_INPUT = (
+    ("case_id", "program_id", "source", "entry", "args", "tier", "status"),
+    "executions",
+    "pass the output of the execute stage",
+)
+TRACES_INPUT = (
+    ("case_id", "source", "entry", "args", "trace"),
+    "traces",
+    "pass the output of the trace stage",
+)
+
+
+def require_input(folder: Path, spec: tuple[tuple[str, ...], str, str]) -> None:
+    """UserError unless ``folder`` is a table with the columns of ``spec`` (see ``*_INPUT``)."""
+    columns, what, hint = spec
+    require_columns(folder, columns, what, hint)
 
 
 @app.command()
@@ -24,7 +49,7 @@ def synthesize(
     """Generate programs for every target operation in every tier (the synthesize stage)."""
     from factory.synth.stage import run_synthesize_stage
 
-    p = load_params(params)
+    p = load_params(params, stage="synthesize")
     run_synthesize_stage(p.seed, p.synthesize, out, stats).print_summary()
 
 
@@ -39,7 +64,8 @@ def inputs(
     """Draw inputs for every program with Hypothesis and keep those that cover most (the inputs stage)."""
     from factory.inputs.stage import run_inputs_stage
 
-    p = load_params(params)
+    p = load_params(params, stage="inputs")
+    require_input(programs, PROGRAMS_INPUT)
     run_inputs_stage(
         p.seed, p.inputs, p.execute, p.synthesize.grammar, programs, out, stats, pools
     ).print_summary()
@@ -56,7 +82,8 @@ def traces_stage(
     stage; `execverify trace FILE` traces one program)."""
     from factory.trace.stage import run_trace_stage
 
-    p = load_params(params)
+    p = load_params(params, stage="trace")
+    require_input(executions, EXECUTIONS_INPUT)
     run_trace_stage(executions, out, stats, p.trace, p.execute).print_summary()
 
 
@@ -70,7 +97,8 @@ def tasks_stage(
     """Derive the question items (white-box, output, input, coverage) from every trace."""
     from factory.tasks.stage import run_tasks_stage
 
-    p = load_params(params)
+    p = load_params(params, stage="tasks")
+    require_input(traces, TRACES_INPUT)
     run_tasks_stage(traces, out, stats, p.seed, p.tasks).print_summary()
 
 

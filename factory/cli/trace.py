@@ -66,6 +66,7 @@ def trace_command(
                 _print_trace(r, f"case {number}", None)
         return
     case = _one_case(file, entry, args)
+    assert file is not None  # _one_case refuses a missing FILE
     result = trace_cases([case], timeout, max_steps)[0]
     if json_out:
         print(json.dumps(result))
@@ -140,11 +141,17 @@ def task_command(
         return
     from rich.console import Console
 
+    from factory.cli.score import gold_answers
+
+    # The prompt and the gold lines go out verbatim (plain writes: rich would re-wrap long
+    # lines to the terminal's width and hide what the model is really shown).
     console = Console()
     console.rule(f"{family} item {item['task_id']}")
-    console.print(item["prompt"], markup=False, highlight=False)
-    console.rule("gold answers")
-    console.print(item["answer"], markup=False)
+    sys.stdout.write(item["prompt"].rstrip("\n") + "\n")
+    sys.stdout.flush()
+    console.rule("gold answers (the <answer> lines of a right completion)")
+    sys.stdout.writelines(f"{line}\n" for line in gold_answers(item))
+    sys.stdout.flush()
 
 
 def _one_case(file: Path | None, entry: str, args: str | None) -> dict[str, Any]:

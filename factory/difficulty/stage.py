@@ -32,7 +32,7 @@ from factory.solvers import CachedSolver, solver_from_params
 from factory.stats import StageStats
 from factory.tasks.stage import TASKS_SCHEMA
 
-SOLVER_FIELDS = [
+SOLVER_FIELDS: list[pa.Field[Any]] = [
     pa.field("solver_model", pa.string()),
     pa.field("n", pa.int32()),
     pa.field("passes", pa.int32()),
@@ -41,8 +41,9 @@ SOLVER_FIELDS = [
     pa.field("unparsed", pa.int32()),  # samples with no parseable answer block
 ]
 DIFFICULTY_SCHEMA = pa.schema([*TASKS_SCHEMA, *SOLVER_FIELDS])
+# The ignore: mypy joins these columns' different types (pyarrow-stubs) to object.
 PASS_STATS_SCHEMA = pa.schema(
-    [
+    [  # type: ignore[arg-type]
         pa.field("task_id", pa.string(), nullable=False),
         pa.field("case_id", pa.string()),
         pa.field("family", pa.string()),
@@ -90,7 +91,7 @@ class _Tally:
     def __init__(self) -> None:
         self.by_tier: dict[str, Counter[str]] = defaultdict(Counter)
         self.by_family: dict[str, Counter[str]] = defaultdict(Counter)
-        self.pass_rate_sum: Counter[str] = Counter()
+        self.pass_rate_sum: defaultdict[str, float] = defaultdict(float)
         self.passes: Counter[int] = Counter()
 
     def add(self, row: Mapping[str, Any], judged: Judged | None, kept: bool) -> None:
@@ -103,7 +104,7 @@ class _Tally:
             self.passes[judged.passes] += 1
 
     def to_dict(self) -> dict[str, Any]:
-        families = {}
+        families: dict[str, dict[str, float]] = {}
         for family, c in sorted(self.by_family.items()):
             families[family] = dict(sorted(c.items()))
             if c["judged"]:

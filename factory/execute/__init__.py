@@ -1,4 +1,4 @@
-"""The execute stage: run every case in the sandbox under two hash seeds (DESIGN §3, §4)."""
+"""The execute stage: run every case in the sandbox under two hash seeds (docs/design.md §2, §4)."""
 
 from factory.execute.runner import Executor, execute_cases
 

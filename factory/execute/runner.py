@@ -1,4 +1,4 @@
-"""Run cases under two PYTHONHASHSEED values and keep only what both runs agree on (DESIGN §4)."""
+"""Run cases under two PYTHONHASHSEED values and keep only what both runs agree on (docs/design.md §4)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from factory.literals import literal_eval, strict_equal
 from factory.params import ExecuteParams
 from factory.program_code import portable_code
 from factory.sandbox.pool import WorkerPool, default_workers, map_pools
+from factory.sandbox.worker import CRASH, RESOURCE_LIMIT
 
 NONDETERMINISTIC = "nondeterministic"
 # When the two runs end differently and one of them hit a resource limit, that limit is the more
 # useful reason (a case that ran 1.9 s under one seed and 2.1 s under the other is slow, not
 # hash-dependent).
-_RESOURCE_STATUSES = ("timeout", "memory", "crash")
+_RESOURCE_STATUSES = (RESOURCE_LIMIT, CRASH)
 
 Agree = Callable[[dict[str, Any], dict[str, Any]], bool]
 

@@ -1,4 +1,4 @@
-"""The execute stage: cases → executions, every case with its status (DESIGN §3).
+"""The execute stage: cases → executions, every case with its status (docs/design.md §2).
 
 Each case runs in the sandbox pool under two PYTHONHASHSEED values; the executions table holds all
 case columns plus ``status`` (``ok`` or the drop reason), ``output_repr`` and ``output_type``.

@@ -9,13 +9,19 @@ Layout of a language folder (``grammars/python/``):
 from __future__ import annotations
 
 import ast
+import builtins
+import difflib
 import hashlib
+import inspect
+import re
 import string
+import typing
 from pathlib import Path
 from typing import Any
 
 import yaml
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
 from factory.errors import UserError
 from factory.grammar.model import ArgSpec, Call, Grammar, Operation, Predicate, TypeSpec
@@ -24,10 +30,36 @@ from factory.grammar.types import Type, parse_type
 from factory.literals import literal_eval
 
 PLACEHOLDER_NAME = "recv"
+
+
+def _returns_strategy(func: Any) -> bool:
+    """False for the helpers of hypothesis.strategies that make no strategy (composite, register_...)."""
+    try:
+        returns = inspect.signature(func).return_annotation
+    except (TypeError, ValueError):
+        return False
+    if returns is inspect.Signature.empty:
+        return True  # unannotated (functions): what it builds is checked at load time
+    text = (
+        returns
+        if isinstance(returns, str)
+        else getattr(typing.get_origin(returns) or returns, "__name__", "")
+    )
+    return str(text).split("[")[0].rsplit(".", 1)[-1] == "SearchStrategy"
+
+
 # Any public strategy function of hypothesis.strategies may be a type's ``strategy.kind``.
 STRATEGY_KINDS = {
-    name for name in dir(st) if not name.startswith("_") and callable(getattr(st, name)) and name.islower()
+    name
+    for name in dir(st)
+    if not name.startswith("_")
+    and name.islower()
+    and callable(getattr(st, name))
+    and _returns_strategy(getattr(st, name))
 }
+# Strategy arguments whose string value names a type parameter (the inputs stage passes that
+# type's strategy); ``tuples`` takes one strategy per type parameter instead of named arguments.
+TYPE_PARAM_KEYS = ("elements", "keys", "values")
 CONTROL_FLOW = {"if", "if_else", "if_elif_else", "for", "for_range", "while"}
 LENGTH_RESULT = {"unknown", "same", "grow"}
 LENGTH_RECV = {"same", "shrink", "grow", "clear"}
@@ -45,7 +77,7 @@ class _Node(dict):
 
 
 class _LineLoader(yaml.SafeLoader):
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> _Node:  # type: ignore[override]
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> _Node:
         mapping = _Node(super().construct_mapping(node, deep=True))
         mapping.line = node.start_mark.line + 1
         mapping.key_lines = {k.value: k.start_mark.line + 1 for k, _ in node.value}
@@ -83,7 +115,7 @@ class _File:
                 hint = ", ".join(sorted(allowed))
                 raise self.error(node, f"{where}: unknown key '{key}' (allowed: {hint})", key)
 
-    def type_expr(self, node: _Node, key: str, text: Any, where: str) -> Type:
+    def type_expr(self, node: dict[Any, Any], key: str, text: Any, where: str) -> Type:
         if not isinstance(text, str):
             raise self.error(node, f"{where}: '{key}' must be a type expression, got {text!r}", key)
         try:
@@ -298,11 +330,13 @@ def _parse_type_file(f: _File, data: _Node) -> TypeSpec:
             raise f.error(data, f"type '{name}': element_strategy must be a mapping", "element_strategy")
         kind = strat.get("kind")
         if kind not in STRATEGY_KINDS:
+            close = difflib.get_close_matches(str(kind), sorted(STRATEGY_KINDS), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise f.error(
                 strat,
-                f"type '{name}': strategy kind {kind!r} is not a hypothesis.strategies function",
+                f"type '{name}': strategy kind {kind!r} is not a hypothesis.strategies function{hint}",
                 "kind",
-            )  # noqa: E501
+            )
     for bound in ("min_size", "max_size", "min_value", "max_value"):
         if bound in strategy and not isinstance(strategy[bound], (int, float)):
             raise f.error(strategy, f"type '{name}': strategy {bound} must be a number", bound)
@@ -312,6 +346,11 @@ def _parse_type_file(f: _File, data: _Node) -> TypeSpec:
     lo, hi = strategy.get("min_value"), strategy.get("max_value")
     if lo is not None and hi is not None and lo > hi:
         raise f.error(strategy, f"type '{name}': min_value {lo} > max_value {hi}", "max_value")
+    convert = data.get("convert")
+    if convert is not None and not (isinstance(convert, str) and callable(getattr(builtins, convert, None))):
+        close = difflib.get_close_matches(str(convert), [n for n in dir(builtins) if n.islower()], n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise f.error(data, f"type '{name}': convert {convert!r} is not a Python builtin{hint}", "convert")
     constants = data.get("constants") or []
     for c in constants:
         try:
@@ -333,7 +372,7 @@ def _parse_type_file(f: _File, data: _Node) -> TypeSpec:
         names=tuple(names),
         strategy=dict(strategy),
         element_strategy=dict(element_strategy) if element_strategy else None,
-        convert=data.get("convert"),
+        convert=convert,
         constants=tuple(str(c) for c in constants),
         literal=dict(literal) if literal else None,
         iterates=_iterates(f, data, name, params),
@@ -423,15 +462,81 @@ def load_grammar(folder: str | Path) -> Grammar:
 
 
 def _check_strategy_refs(f: _File, data: _Node, grammar: Grammar) -> None:
-    strategy = data["strategy"]
-    params = set(data.get("params") or ())
-    for key in ("elements", "keys", "values"):
-        if isinstance(strategy.get(key), str) and strategy[key] not in params:
-            raise f.error(
-                strategy,
-                f"type '{data['type']}': strategy {key} must name a type parameter {sorted(params)}",
-                key,
-            )  # noqa: E501
+    params = tuple(data.get("params") or ())
+    for label in ("strategy", "element_strategy"):
+        strategy = data.get(label)
+        if strategy is None:
+            continue
+        for key in TYPE_PARAM_KEYS:
+            if isinstance(strategy.get(key), str) and strategy[key] not in params:
+                raise f.error(
+                    strategy,
+                    f"type '{data['type']}': {label} {key} must name a type parameter {sorted(params)}",
+                    key,
+                )
+        _check_strategy_call(f, strategy, f"type '{data['type']}': {label}", params)
+
+
+def _check_strategy_call(f: _File, strategy: _Node, where: str, params: tuple[str, ...]) -> None:
+    """Build the strategy the way the inputs stage does (``factory.inputs.strategies``), at load time.
+
+    Every argument is checked against the signature of the hypothesis.strategies function (an
+    unknown name suggests the closest one), then the strategy is built and validated, so that a
+    bad value (a string where a number goes) is Hypothesis' own message at the key's line instead
+    of a traceback from the inputs stage. Type parameters stand in as a placeholder strategy.
+    """
+    kind = strategy["kind"]
+    func = getattr(st, kind)
+    where = f"{where} {kind}"
+    kwargs = {k: v for k, v in strategy.items() if k != "kind"}
+    signature = inspect.signature(func)
+    parameters = signature.parameters.values()
+    named = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+        for key in kwargs:
+            if key not in named:
+                close = difflib.get_close_matches(key, named, n=1)
+                if close:
+                    hint = f"did you mean '{close[0]}'?"
+                elif named:
+                    hint = f"{kind} takes {', '.join(named)}"
+                else:
+                    hint = f"{kind} takes no named arguments"
+                raise f.error(strategy, f"{where}: unknown argument '{key}' ({hint})", key)
+    placeholder = st.integers()
+    values = {k: placeholder if k in TYPE_PARAM_KEYS and isinstance(v, str) else v for k, v in kwargs.items()}
+    positional = [placeholder] * len(params) if kind == "tuples" else []
+    try:
+        signature.bind(*positional, **values)
+    except TypeError as exc:
+        missing = [
+            p.name
+            for p in parameters
+            if p.default is p.empty
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            and p.name not in values
+        ]
+        message = f"missing required argument '{missing[0]}'" if missing else str(exc)
+        raise f.error(strategy, f"{where}: {message}", "kind") from None
+    try:
+        built = func(*positional, **values)
+        if isinstance(built, st.SearchStrategy):
+            built.validate()
+    except (InvalidArgument, TypeError, ValueError) as exc:
+        message = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise f.error(strategy, f"{where}: {message}", _named_in(message, kwargs)) from None
+    if not isinstance(built, st.SearchStrategy):
+        raise f.error(strategy, f"{where}: {kind}(...) does not make a strategy", "kind")
+
+
+def _named_in(message: str, kwargs: dict[str, Any]) -> str:
+    """The argument a Hypothesis message is about (``min_size='x'``...), else ``kind``."""
+    spots = {}
+    for key in kwargs:
+        found = re.search(rf"\b{re.escape(key)}=", message) or re.search(rf"\b{re.escape(key)}\b", message)
+        if found:
+            spots[key] = (found.group().endswith("="), -found.start())
+    return max(spots, key=spots.__getitem__) if spots else "kind"
 
 
 def _parse_statements(f: _File, data: _Node, grammar: Grammar, known: set[str]) -> None:

@@ -7,16 +7,18 @@ the argument. ``SOURCES`` maps a source name to its arity (-1: any number of lit
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from factory.grammar.types import Type
+
+_T = TypeVar("_T")
 
 
 class SourceContext(Protocol):
     """What a value source may ask of the synthesizer."""
 
     def randint(self, lo: int, hi: int) -> int: ...
-    def choice(self, options: list) -> object: ...
+    def choice(self, options: list[_T]) -> _T: ...
     def min_len(self, placeholder: str) -> int: ...
     def constant(self, t: Type, short: bool = False) -> str: ...
     def variable_of(self, t: Type) -> str | None: ...

@@ -7,7 +7,7 @@ variables, bound per operation use by unification.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 _TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|\[|\]|,)")
@@ -23,6 +23,9 @@ class Type:
 
     name: str
     args: tuple[Type, ...] = ()
+    # Derived in __post_init__, not arguments: the text form, and whether this is a type variable.
+    _text: str = field(init=False, repr=False, compare=False)
+    is_var: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         text = self.name if not self.args else f"{self.name}[{', '.join(a._text for a in self.args)}]"

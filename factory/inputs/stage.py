@@ -33,10 +33,12 @@ from factory.literals import canonical_repr
 from factory.params import ExecuteParams, InputsParams
 from factory.progress import progress
 from factory.sandbox.pool import WorkerPool
+from factory.sandbox.worker import BAD_PROGRAM, CRASH, RESOURCE_LIMIT
 from factory.stats import StageStats
 
+# The ignore: mypy joins these columns' different types (pyarrow-stubs) to object.
 CASES_SCHEMA = pa.schema(
-    [
+    [  # type: ignore[arg-type]
         ("case_id", pa.string()),
         ("program_id", pa.string()),
         ("source", pa.string()),
@@ -136,11 +138,19 @@ def draw_pools(
     keys = sorted({signature_key(row) for batch in batches for row in batch})
     jobs = [(str(grammar_dir), key, seed, pool_size) for key in keys]
     workers = min(workers or os.cpu_count() or 1, len(keys))
-    if workers <= 1:
-        return {key: _draw_in_worker(job) for key, job in zip(keys, jobs, strict=True)}
-    # fork: the workers inherit the imported modules (Hypothesis, the grammar code) for free.
-    with multiprocessing.get_context("fork").Pool(workers) as procs:
-        return dict(zip(keys, procs.map(_draw_in_worker, jobs, chunksize=1), strict=True))
+    pools: dict[str, list[str]] = {}
+    with progress("inputs: draw argument pools", len(keys)) as advance:
+        if workers <= 1:
+            for key, job in zip(keys, jobs, strict=True):
+                pools[key] = _draw_in_worker(job)
+                advance(1)
+            return pools
+        # fork: the workers inherit the imported modules (Hypothesis, the grammar code) for free.
+        with multiprocessing.get_context("fork").Pool(workers) as procs:
+            for key, pool in zip(keys, procs.imap(_draw_in_worker, jobs, chunksize=1), strict=True):
+                pools[key] = pool
+                advance(1)
+    return pools
 
 
 def candidates_for(
@@ -188,7 +198,7 @@ def _run_candidates(
     return runs
 
 
-_HOPELESS = {"timeout", "memory", "crash", "bad_program"}
+_HOPELESS = {RESOURCE_LIMIT, CRASH, BAD_PROGRAM}
 
 
 def run_inputs_stage(
@@ -218,7 +228,7 @@ def run_inputs_stage(
             max_output_repr=execute.max_output_repr,
         ) as pool,
         ShardWriter(out_dir, CASES_SCHEMA, params.rows_per_shard) as out,
-        progress("inputs", total) as advance,
+        progress("inputs: run candidates", total) as advance,
     ):
         for batch in iter_rows(programs_dir, batch_rows=256):
             drawn = [candidates_for(program, pools, grammar, seed, params) for program in batch]
@@ -229,10 +239,11 @@ def run_inputs_stage(
                 candidates = candidates[: len(runs)]
                 chosen = choose(candidates, runs, params.per_program)
                 if not chosen:
+                    # Why its candidates failed is in candidate_status; running one again in the
+                    # execute stage (two seeds, a longer timeout) would only cost time.
                     stats.drop("no_candidate_ran")
-                    chosen = [(candidates[0], 0)] if candidates else []
-                else:
-                    kept_per_tier[program["tier"]] += 1
+                    continue
+                kept_per_tier[program["tier"]] += 1
                 for args, n_lines in chosen:
                     out.write(
                         {
@@ -247,7 +258,7 @@ def run_inputs_stage(
                             "grammar_hash": program["grammar_hash"],
                         }
                     )
-                stats.items_out += 1 if chosen else 0
+                stats.items_out += 1
             advance(len(batch))
     if pools_dir is not None:
         write_pools(pools, pools_dir)

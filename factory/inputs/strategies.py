@@ -8,10 +8,9 @@ from functools import lru_cache
 from hypothesis import strategies as st
 
 from factory.errors import UserError
+from factory.grammar.loader import TYPE_PARAM_KEYS
 from factory.grammar.model import Grammar
 from factory.grammar.types import Type
-
-_TYPE_PARAM_KEYS = ("elements", "keys", "values")
 
 
 def strategy_for(grammar: Grammar, t: Type) -> st.SearchStrategy:
@@ -21,6 +20,8 @@ def strategy_for(grammar: Grammar, t: Type) -> st.SearchStrategy:
     ``elements``/``keys``/``values`` name type parameters and become those types' strategies
     (their ``element_strategy`` when they declare one: short strings inside a list, say);
     ``convert`` names a builtin applied to each drawn value (``tuple`` turns a list into a tuple).
+    The grammar loader builds each spec the same way once (``_check_strategy_call``), so a bad
+    strategy argument is a ``file:line`` error at load time, not a failure here.
     """
     return _cached(grammar, t, False)
 
@@ -35,7 +36,7 @@ def _cached(grammar: Grammar, t: Type, as_element: bool) -> st.SearchStrategy:
     binding = dict(zip(spec.params, t.args, strict=True))
     chosen = spec.element_strategy if as_element and spec.element_strategy else spec.strategy
     kwargs = {k: v for k, v in chosen.items() if k != "kind"}
-    for key in _TYPE_PARAM_KEYS:
+    for key in TYPE_PARAM_KEYS:
         if isinstance(kwargs.get(key), str):
             kwargs[key] = _cached(grammar, binding[kwargs[key]], True)
     if chosen["kind"] == "tuples":

@@ -1,4 +1,4 @@
-"""Phase-2 data: code-generation items with unit tests (DESIGN §5, §9).
+"""Phase-2 data: code-generation items with unit tests (docs/design.md §5, §9).
 
 Two sources, one schema (``PHASE2_SCHEMA``): our own programs turned into programming-by-example
 tasks (``factory.phase2.stage``), and outside code-generation datasets brought in by

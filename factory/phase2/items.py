@@ -1,4 +1,4 @@
-"""Code-generation items: the schema, the unit-test text and the prompt (DESIGN §5, §9).
+"""Code-generation items: the schema, the unit-test text and the prompt (docs/design.md §5, §9).
 
 An item asks for a function. Items from our programs are programming by example: the prompt shows
 the function's signature and a few calls with their results (executed cases of the program);
@@ -19,8 +19,9 @@ import pyarrow as pa
 
 from factory.grammar.types import Type, parse_type
 
+# The ignore: mypy joins these columns' different types (pyarrow-stubs) to object.
 PHASE2_SCHEMA = pa.schema(
-    [
+    [  # type: ignore[arg-type]
         pa.field("task_id", pa.string(), nullable=False),
         pa.field("family", pa.string(), nullable=False),  # always "codegen"
         pa.field("origin", pa.string(), nullable=False),  # "synth", or the imported dataset's name

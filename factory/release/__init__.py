@@ -1,2 +1,2 @@
 """The release: assemble ``data/release/`` (dedup, decontamination, splits, configs, dataset card)
-and publish it to the Hugging Face Hub as a tagged version (DESIGN §8)."""
+and publish it to the Hugging Face Hub as a tagged version (docs/design.md §8)."""

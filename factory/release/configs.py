@@ -2,7 +2,7 @@
 
 The tasks input gives ``phase1`` and one config per family. A config over another input folder is
 one entry of ``EXTRA_CONFIGS``, keyed by the input's name; the folder comes with
-``execverify assemble --extra-input NAME=DIR``. ``phase2`` (code generation, DESIGN §9) is the
+``execverify assemble --extra-input NAME=DIR``. ``phase2`` (code generation, docs/design.md §9) is the
 entry ``"phase2"``, read from the phase2 stage's items: ``--extra-input phase2=data/phase2``
 (rows need ``task_id``, ``family``, ``source``; any other columns, e.g. ``tests`` and ``entry``,
 are published as they are). ``sft`` is the sft stage's chat examples: ``--extra-input sft=data/sft``.
@@ -42,7 +42,7 @@ class ConfigSpec:
 
 #: Configs over extra input folders, by input name.
 EXTRA_CONFIGS: dict[str, ConfigSpec] = {
-    # The phase2 stage's code-generation items (data/phase2), DESIGN §9.
+    # The phase2 stage's code-generation items (data/phase2), docs/design.md §9.
     "phase2": ConfigSpec(
         "phase2",
         "phase2",

@@ -1,17 +1,32 @@
 """The release's plots: PNGs for the card (matplotlib) and the same data as CSV for ``dvc plots``.
 
-PNGs carry no timestamp or software tag, so the same data gives the same bytes.
+PNGs carry no timestamp or software tag, so the same data gives the same bytes. The CSVs are drawn by
+the Vega-Lite templates in ``.dvc/plots/`` (see ``dvc.yaml``'s ``plots:`` and
+docs/plots-and-metrics.md); their rows are in the order the plots show them:
+
+* ``counts_by_tier_family``: ``tier, family, items``; tiers in order, families in name order;
+* ``trace_length``: ``bin, min_length, max_length, cases``; one row per bin, shortest first, every bin
+  up to the longest trace (empty ones too): the bins double every two steps (1, 2, 3, 4–5, 6–7,
+  8–11, …), so each is about as wide as the next on a log axis;
+* ``yield_funnel``: ``stage, unit, in, out``; the stages in pipeline order.
+
+``python -m factory.release.plots TARBALL...`` writes ``.dvc/plots/offline.html``, the page
+``dvc plots show`` fills (``plots.html_template`` in ``.dvc/config``), with vega, vega-lite and
+vega-embed inlined from their npm tarballs, so the plots need no network.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
+import json
+import tarfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import matplotlib
-import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -19,6 +34,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 from factory.io import write_text_atomic  # noqa: E402
 
 PNG_METADATA = {"Software": None}
+
+# What each stage's in and out count (the funnel's share kept compares a stage's out with its own in).
+STAGE_UNITS = {
+    "synthesize": "programs",
+    "inputs": "programs",
+    "execute": "cases",
+    "trace": "cases",
+    "tasks": "cases",
+    "difficulty": "items",
+    "assemble": "items",
+}
 
 
 def _tiers_families(summary: dict[str, Any]) -> tuple[list[str], list[str], dict[tuple[str, str], int]]:
@@ -28,6 +54,31 @@ def _tiers_families(summary: dict[str, Any]) -> tuple[list[str], list[str], dict
     return tiers, families, cells
 
 
+def trace_length_bins(top: int, bottom: int = 1) -> list[tuple[int, int]]:
+    """Bins ``[lo, hi)`` from ``bottom`` (0 or 1) past ``top``: 0, 1, 2, 3, then 4, 6, 8, 12, 16, 24, …
+    (each edge 3/2 or 4/3 of the one before: two bins per doubling)."""
+    edges = [e for e in (0, 1, 2, 3) if e >= bottom]
+    while edges[-1] <= top:
+        last = edges[-1]
+        edges.append(last * 3 // 2 if last & (last - 1) == 0 else last * 4 // 3)
+    return [(lo, hi) for lo, hi in zip(edges, edges[1:], strict=False) if lo <= top]
+
+
+def _bin_label(lo: int, hi: int) -> str:
+    return str(lo) if hi - lo == 1 else f"{lo}–{hi - 1}"
+
+
+def _trace_rows(lengths: dict[Any, int]) -> list[dict[str, Any]]:
+    counts = {int(k): n for k, n in lengths.items()}
+    if not counts:
+        return []
+    rows = []
+    for lo, hi in trace_length_bins(max(counts), 0 if min(counts) < 1 else 1):
+        n = sum(c for length, c in counts.items() if lo <= length < hi)
+        rows.append({"bin": _bin_label(lo, hi), "min_length": lo, "max_length": hi - 1, "cases": n})
+    return rows
+
+
 def plot_rows(summary: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The data of each plot, as rows (what the CSV files and the PNGs show)."""
     tiers, families, cells = _tiers_families(summary)
@@ -35,8 +86,11 @@ def plot_rows(summary: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "counts_by_tier_family": [
             {"tier": t, "family": f, "items": cells.get((t, f), 0)} for t in tiers for f in families
         ],
-        "trace_length": [{"trace_length": k, "cases": v} for k, v in summary["trace_lengths"].items()],
-        "yield_funnel": [{"stage": s["stage"], "in": s["in"], "out": s["out"]} for s in summary["stages"]],
+        "trace_length": _trace_rows(summary["trace_lengths"]),
+        "yield_funnel": [
+            {"stage": s["stage"], "unit": STAGE_UNITS.get(s["stage"], ""), "in": s["in"], "out": s["out"]}
+            for s in summary["stages"]
+        ],
     }
 
 
@@ -66,17 +120,10 @@ def write_plots(assets_dir: Path, csv_dir: Path | None, summary: dict[str, Any])
     _save(fig, assets_dir / "counts_by_tier_family.png")
 
     fig, ax = plt.subplots(figsize=(8, 4))
-    lengths = rows["trace_length"]
-    top = max((r["trace_length"] for r in lengths), default=1)
-    bins = sorted({round(b) for b in np.geomspace(1, max(top, 2) + 1, 30)})
-    ax.hist(
-        [r["trace_length"] for r in lengths],
-        bins=bins,
-        weights=[r["cases"] for r in lengths],
-        edgecolor="white",
-    )
-    ax.set_xscale("log")
-    ax.set_xlabel("trace length (line events, log scale)")
+    bins = rows["trace_length"]
+    ax.bar(range(len(bins)), [r["cases"] for r in bins], 0.9)
+    ax.set_xticks(range(len(bins)), [r["bin"] for r in bins], rotation=45, ha="right")
+    ax.set_xlabel("trace length (line events; two bins per doubling)")
     ax.set_ylabel("cases")
     ax.set_title("Trace length of the released cases")
     fig.tight_layout()
@@ -90,12 +137,13 @@ def write_plots(assets_dir: Path, csv_dir: Path | None, summary: dict[str, Any])
         ax.text(
             bar.get_width() + 0.01,
             bar.get_y() + bar.get_height() / 2,
-            f"{r['out']:,} of {r['in']:,}",
+            f"{r['out']:,} of {r['in']:,} {r['unit']}".rstrip(),
             va="center",
         )
     ax.invert_yaxis()
-    ax.set_xlim(0, 1.3)
-    ax.set_xlabel("share kept (each stage in its own unit: programs, cases, items)")
+    ax.set_xlim(0, 1.4)
+    ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax.set_xlabel("share kept (out / in; each stage in its own unit)")
     ax.set_title("Yield per stage")
     fig.tight_layout()
     _save(fig, assets_dir / "yield_funnel.png")
@@ -107,3 +155,100 @@ def write_plots(assets_dir: Path, csv_dir: Path | None, summary: dict[str, Any])
             writer.writeheader()
             writer.writerows(data)
             write_text_atomic(csv_dir / f"{name}.csv", buf.getvalue())
+
+
+# --- the offline page for `dvc plots show` ---------------------------------------------------------
+
+# The UMD builds DVC's page needs (dvc-render calls the global ``vegaEmbed``), in load order.
+VEGA_BUILDS = {
+    "vega": "build/vega.min.js",
+    "vega-lite": "build/vega-lite.min.js",
+    "vega-embed": "build/vega-embed.min.js",
+}
+OFFLINE_TEMPLATE = Path(".dvc/plots/offline.html")
+
+# dvc-render's page (dvc_render.html.PAGE_HTML) with the scripts inlined instead of its ``{scripts}``
+# (the CDN tags): dvc fills ``{plot_divs}`` (and ``{refresh_tag}``) and nothing else.
+_PAGE = """<!DOCTYPE html>
+<html>
+<head>
+    {refresh_tag}
+    <meta charset="utf-8">
+    <title>DVC Plot</title>
+    <!-- Written by `python -m factory.release.plots` (docs/plots-and-metrics.md): vega, vega-lite and
+         vega-embed inlined, so the page works offline. -->
+%s
+    <style>
+        table {
+            border-spacing: 15px;
+        }
+    </style>
+</head>
+<body>
+    {plot_divs}
+</body>
+</html>
+"""
+
+
+def _package(tarball: Path) -> tuple[str, str, str]:
+    """(name, header comment, minified script) of one npm tarball (``npm pack NAME@VERSION``)."""
+    with tarfile.open(tarball, "r:gz") as tar:
+
+        def read(member: str) -> str | None:
+            try:
+                fh = tar.extractfile(f"package/{member}")
+            except KeyError:
+                return None
+            return fh.read().decode("utf-8") if fh else None
+
+        meta = json.loads(read("package.json") or "{}")
+        name = meta.get("name", "")
+        if name not in VEGA_BUILDS:
+            raise ValueError(f"{tarball}: package {name!r} is none of {', '.join(VEGA_BUILDS)}")
+        script = read(VEGA_BUILDS[name])
+        if script is None:
+            raise ValueError(f"{tarball}: no {VEGA_BUILDS[name]}")
+        notice = read("LICENSE") or ""
+    author = meta.get("author")
+    author = author.get("name") if isinstance(author, dict) else author
+    header = f"{name} {meta.get('version')}, license {meta.get('license')}" + (
+        f", {author}" if author else ""
+    )
+    if notice:
+        header += "\n\n" + notice.strip()
+    return name, header.replace("--", "- -"), script
+
+
+def offline_html_template(tarballs: Iterable[str | Path]) -> str:
+    """The ``plots.html_template`` page with vega, vega-lite and vega-embed inlined from their npm
+    tarballs (one of each, any order); deterministic for the same tarballs."""
+    packages = {name: (header, script) for name, header, script in map(_package, map(Path, tarballs))}
+    missing = [n for n in VEGA_BUILDS if n not in packages]
+    if missing:
+        raise ValueError(f"missing the npm tarball of {', '.join(missing)}")
+    blocks = []
+    for name in VEGA_BUILDS:
+        header, script = packages[name]
+        for placeholder in ("{plot_divs}", "{scripts}", "{refresh_tag}"):
+            if placeholder in script:
+                raise ValueError(f"{name}: the script holds dvc's placeholder {placeholder}")
+        script = script.replace("</script", "<\\/script")  # the same JavaScript, and no early end tag
+        blocks.append(f"    <!-- {header} -->\n    <script>\n{script.strip()}\n    </script>")
+    return _PAGE.replace("%s", "\n".join(blocks), 1)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m factory.release.plots",
+        description="Write the offline page of `dvc plots show` from the npm tarballs of vega, vega-lite "
+        "and vega-embed (`npm pack vega@5 vega-lite@5 vega-embed@6`).",
+    )
+    parser.add_argument("tarballs", nargs=3, type=Path, metavar="TARBALL")
+    parser.add_argument("--out", type=Path, default=OFFLINE_TEMPLATE, help=f"default: {OFFLINE_TEMPLATE}")
+    args = parser.parse_args(argv)
+    write_text_atomic(args.out, offline_html_template(args.tarballs))
+
+
+if __name__ == "__main__":
+    main()

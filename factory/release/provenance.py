@@ -13,24 +13,38 @@ from factory.io import parse_json_object, provenance
 
 
 def git_commit(root: Path = Path(".")) -> str:
-    """HEAD's commit, with ``-dirty`` when tracked files differ from it; ``unknown`` outside git."""
+    """HEAD's commit, with ``-dirty`` when the tree differs from it (a changed tracked file or an
+    untracked, not ignored one, such as a new grammar file); ``unknown`` outside git. The data
+    folder and the lock files, which the pipeline itself writes, do not count."""
     try:
         head = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=30, check=True
         ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "diff", "--quiet", "HEAD", "--", ".", ":(exclude)dvc.lock", ":(exclude)data"],
+        changes = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all", "--", ".", *_PIPELINE_WRITES],
             cwd=root,
             capture_output=True,
+            text=True,
             timeout=30,
-        ).returncode
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
-    return f"{head}-dirty" if dirty else head
+    return f"{head}-dirty" if changes else head
 
 
-def stage_revisions(lock_path: Path) -> dict[str, str]:
-    """Each stage's output hash from dvc.lock (``path md5``); empty when there is no lock file."""
+# What `dvc repro` writes into the tree (git pathspecs excluded from the dirty check).
+_PIPELINE_WRITES = tuple(
+    f":(exclude){path}" for path in ("dvc.lock", "data", "train/dvc.lock", "train/metrics", "train/plots")
+)
+
+
+def stage_revisions(lock_path: Path, skip: str = "assemble") -> dict[str, str]:
+    """Each stage's output hash from dvc.lock (``path md5``); empty when there is no lock file.
+
+    ``skip`` is the stage being built: its entry holds the *previous* release's hash, which must
+    not shape the new one (a forced rebuild of the same inputs gives the same bytes).
+    """
     if not lock_path.is_file():
         return {}
     try:
@@ -39,6 +53,8 @@ def stage_revisions(lock_path: Path) -> dict[str, str]:
         raise UserError(f"{lock_path}: not valid YAML") from None
     revisions = {}
     for stage, entry in sorted((lock.get("stages") or {}).items()):
+        if stage == skip:
+            continue
         outs = [o for o in (entry or {}).get("outs", []) if isinstance(o, dict) and "md5" in o]
         if outs:
             revisions[stage] = ", ".join(f"{o['path']} {o['md5']}" for o in outs)

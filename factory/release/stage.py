@@ -15,9 +15,8 @@ The release folder appears atomically; same input and params give byte-identical
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from factory.errors import UserError
-from factory.io import ShardWriter, count_rows, parse_json_object, replace_dir, shard_paths
+from factory.io import ShardWriter, count_rows, parse_json_object, replace_dir, shard_paths, temp_sibling
 from factory.params import AssembleParams
 from factory.progress import progress
 from factory.release.benchmarks import BenchmarkIndex
@@ -120,8 +119,10 @@ def _plan(
                     families[where] = (row["family"], pid, row["task_id"])
                 advance(len(batch))
     for pid, program in plan.programs.items():
-        if program.drop is None and first_of_key[program.key] != pid:
-            program.drop = "near_duplicate"
+        if program.drop is None:
+            assert program.key is not None  # _decide keys every program it does not drop
+            if first_of_key[program.key] != pid:
+                program.drop = "near_duplicate"
     candidates: dict[str, dict[str, dict[str, list]]] = {
         c.name: defaultdict(lambda: defaultdict(list)) for c in configs
     }
@@ -188,9 +189,10 @@ def run_assemble_stage(
     difficulty_stats: str | Path | None = None,
     lock_path: str | Path = "dvc.lock",
     root: str | Path = ".",
-    extra_inputs: dict[str, str | Path] | None = None,
+    extra_inputs: Mapping[str, str | Path] | None = None,
 ) -> StageStats:
     """Assemble the release folder ``out_dir`` from the tasks table ``tasks_dir``."""
+    stats = StageStats("assemble")
     if "tasks" in (extra_inputs or {}):
         raise UserError("--extra-input tasks: the name 'tasks' is the main input (--tasks)")
     inputs = {"tasks": Path(tasks_dir), **{k: Path(v) for k, v in (extra_inputs or {}).items()}}
@@ -204,11 +206,9 @@ def run_assemble_stage(
     configs = release_configs(params.phase1, families, [n for n in inputs if n != "tasks"])
     plan = _plan(inputs, configs, params, index, total)
 
-    stats = StageStats("assemble")
     counts = _Counts()
     out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}."))
+    tmp = temp_sibling(out_dir, directory=True)
     writers: dict[tuple[str, str], ShardWriter] = {}
     uncounted = {c.source for c in configs if not c.counted}
     try:
@@ -263,6 +263,18 @@ def run_assemble_stage(
     return stats
 
 
+def release_note(out_dir: str | Path, stats: StageStats) -> str:
+    """The line that ends a build: where the release is, its rows per config, how to load it."""
+    configs = stats.extra.get("configs", {})
+    rows = {name: sum(splits.values()) for name, splits in configs.items()}
+    default = "phase1" if "phase1" in rows else next(iter(rows), "")
+    shown = ", ".join(f"{name} {n:,}" for name, n in rows.items())
+    return (
+        f"release: {out_dir}/ ({stats.items_out:,} rows; by config: {shown}); "
+        f"load it with datasets.load_dataset({str(out_dir)!r}, {default!r}) or read {out_dir}/README.md"
+    )
+
+
 def _count(counts: _Counts, row: dict[str, Any], source: str, item: bool = True) -> None:
     family = row["family"]
     if item:
@@ -282,6 +294,7 @@ def _finish_stats(
     decon: dict[str, dict[str, int]] = {name: {"ast": 0, "ngram": 0} for name in index.names}
     for p in plan.programs.values():
         if p.drop and p.drop.startswith("contaminated:"):
+            assert p.method is not None  # _decide gives every contaminated program its method
             decon[p.drop.split(":", 1)[1]][p.method] += 1
     kept_split = Counter(p.split for p in plan.programs.values() if p.drop is None)
     stats.extra.update(

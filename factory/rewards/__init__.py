@@ -1,4 +1,4 @@
-"""Reward adapters over the one scorer (DESIGN §9): TRL reward functions and verl's compute_score.
+"""Reward adapters over the one scorer (docs/design.md §5): TRL reward functions and verl's compute_score.
 
 Neither adapter imports TRL, torch or verl: they only follow those libraries' calling contracts.
 """

@@ -1,4 +1,4 @@
-"""Reward functions for TRL's ``GRPOTrainer`` over the one scorer (DESIGN §5, §9).
+"""Reward functions for TRL's ``GRPOTrainer`` over the one scorer (docs/design.md §5, §9).
 
 TRL calls each reward function as ``fn(prompts=..., completions=..., completion_ids=...,
 **columns)``: ``columns`` are the dataset's other columns, one value per completion (a prompt's

@@ -1,4 +1,4 @@
-"""A verl reward adapter over the one scorer (DESIGN §5, §9).
+"""A verl reward adapter over the one scorer (docs/design.md §5, §9).
 
 verl's rule-based reward managers call ``compute_score(data_source, solution_str, ground_truth,
 extra_info)`` per response (the batch manager calls ``compute_score_batch`` with lists), and

@@ -1,4 +1,4 @@
-"""The trusted-code sandbox: a pool of reused, resource-limited worker processes (DESIGN §6).
+"""The trusted-code sandbox: a pool of reused, resource-limited worker processes (docs/design.md §6.1).
 
 ``WorkerPool`` and ``map_pools`` live in ``factory.sandbox.pool``; the child side (job kinds,
 statuses, the helpers a new job kind reuses) in ``factory.sandbox.worker``. This package module

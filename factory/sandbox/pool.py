@@ -1,4 +1,4 @@
-"""A pool of reused sandbox worker processes for trusted programs (DESIGN §6, first kind).
+"""A pool of reused sandbox worker processes for trusted programs (docs/design.md §6.1).
 
 Each worker is a long-lived ``python -m factory.sandbox.worker`` in its own process group, started
 with one PYTHONHASHSEED (hash randomisation is fixed at interpreter start, so a pool serves one
@@ -41,7 +41,16 @@ from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
-from factory.sandbox.worker import CRASH, KINDS, MEMORY, PROGRESS, TIMEOUT, drop
+from factory.sandbox.worker import (
+    CRASH,
+    KINDS,
+    MEMORY,
+    PROGRESS,
+    RESOURCE_LIMIT,
+    RESOURCE_LIMITS,
+    TIMEOUT,
+    drop,
+)
 
 HEADER = struct.Struct("<I")
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
@@ -85,7 +94,8 @@ class _Worker:
         "answered",
     )
 
-    def __init__(self, proc: subprocess.Popen, progress: mmap.mmap) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], progress: mmap.mmap) -> None:
+        assert proc.stdin is not None and proc.stdout is not None  # started with both as pipes
         self.proc = proc
         self.progress = progress  # the worker's count of jobs started (shared memory)
         self.answered = 0  # answers received (the hello frame aside)
@@ -125,6 +135,7 @@ class _Worker:
             pass
         rc = self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout):
+            assert stream is not None  # pipes (see __init__)
             try:
                 stream.close()
             except OSError:
@@ -144,6 +155,7 @@ def _widen_pipe(fd: int) -> None:
 def _kill_all(workers: list[_Worker | None]) -> None:
     for i, w in enumerate(workers):
         if w is not None:
+            assert w.proc.stdin is not None  # a pipe (see _Worker)
             try:
                 w.proc.stdin.close()  # EOF: an idle worker would exit by itself
             except OSError:
@@ -397,6 +409,7 @@ class _Loop:
             self.sel = selectors.DefaultSelector()
             for lane, pool in enumerate(self.pools):
                 for w in pool._workers:
+                    assert w is not None  # _acquire started every slot's worker
                     self.sel.register(w.rfd, selectors.EVENT_READ, (w, lane))
             results, left = self.results, self.left
             while True:
@@ -437,6 +450,7 @@ class _Loop:
         deadline = None
         for pool in self.pools:
             for w in pool._workers:
+                assert w is not None  # a map runs with every slot's worker started
                 if w.inflight:
                     d = max(w.head_start + pool.timeout_s, w.recheck)
                 elif not w.ready:
@@ -496,6 +510,7 @@ class _Loop:
         now = time.monotonic()
         added = False
         for slot, w in enumerate(pool._workers):
+            assert w is not None  # a map runs with every slot's worker started
             if not w.ready or len(w.inflight) >= pool.window:
                 continue
             own = slots[slot]
@@ -535,6 +550,7 @@ class _Loop:
         except (BrokenPipeError, OSError):
             n = len(w.wbuf)  # the worker is gone; its EOF on the read side tells the rest
         del w.wbuf[:n]
+        assert self.sel is not None  # made by run() before any worker is written to
         if w.wbuf and not w.writing:
             self.sel.register(w.wfd, selectors.EVENT_WRITE, (w, lane))
             w.writing = True
@@ -545,6 +561,8 @@ class _Loop:
     # -- results ----------------------------------------------------------------------------------
 
     def _deliver(self, idx: int, lane: int, result: dict[str, Any]) -> None:
+        if result.get("status") in RESOURCE_LIMITS:
+            result = {**result, "status": RESOURCE_LIMIT, "detail": result["status"]}
         self.results[idx][lane] = result
         self.left[idx] -= 1
 
@@ -596,6 +614,7 @@ class _Loop:
         now = time.monotonic()
         for lane, pool in enumerate(self.pools):
             for w in list(pool._workers):
+                assert w is not None  # a map runs with every slot's worker started
                 if w.inflight and now - w.head_start > pool.timeout_s and now >= w.recheck:
                     if now - w.head_start < pool.timeout_s * WALL_FACTOR and _runnable(w.pid):
                         w.recheck = now + RECHECK_S  # busy or starved: its CPU timer decides
@@ -608,6 +627,7 @@ class _Loop:
                     raise RuntimeError(f"a sandbox worker did not start within {STARTUP_TIMEOUT_S:.0f}s")
 
     def _take_down(self, w: _Worker, lane: int) -> int:
+        assert self.sel is not None  # made by run() before any worker is watched
         self.sel.unregister(w.rfd)
         if w.writing:
             self.sel.unregister(w.wfd)
@@ -634,6 +654,7 @@ class _Loop:
         new = pool._spawn()
         pool._workers[slot] = new
         pool.restarts += 1
+        assert self.sel is not None  # made by run() before any worker is watched
         self.sel.register(new.rfd, selectors.EVENT_READ, (new, lane))
 
     def _finish(self) -> None:

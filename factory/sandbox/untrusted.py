@@ -1,4 +1,4 @@
-"""The sandbox for untrusted code: model-written programs and model-proposed inputs (DESIGN §6).
+"""The sandbox for untrusted code: model-written programs and model-proposed inputs (docs/design.md §6.2).
 
 One process per job, in its own session, with rlimits, an empty temporary working directory
 (removed afterwards, also after a kill), a clean environment, Landlock and a seccomp filter where

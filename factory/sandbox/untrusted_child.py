@@ -35,7 +35,10 @@ import marshal
 import os
 import resource
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 VIOLATION_EXIT = 86
 _FRAME_MAX = 1 << 26
@@ -224,8 +227,9 @@ def prepare_lockdown() -> tuple[Any, ...] | None:
 
     filters = (SockFilter * len(program))(*[SockFilter(*ins) for ins in program])
     fprog = SockFprog(len(program), filters)
-    # The program structure must outlive its address: keep it on the array.
-    filters._execverify_fprog = fprog
+    # The program structure must outlive its address: keep it on the array (ctypes objects take
+    # attributes at run time; their stub declares none).
+    filters._execverify_fprog = fprog  # type: ignore[attr-defined]
     return prctl, filters, ctypes.addressof(fprog), pid_at, _prepare_landlock(ctypes, libc)
 
 
@@ -334,13 +338,13 @@ def _make_hook(tmp: str, pid: int, seccomp: bool):
     denied_prefixes = ("socket.", "ctypes.", "_ctypes.", "winreg.", "_winapi.", "msvcrt.")
     # Native modules that act on the system without audit events. ``_posixsubprocess`` forks
     # unaudited, so it is refused where seccomp cannot stop the fork itself.
-    denied_imports = {
+    imports_denied = {
         "ctypes", "_ctypes", "_dbm", "_gdbm", "readline", "_posixshmem", "_multiprocessing",
         "_tkinter", "_curses",
     }  # fmt: skip
     if not seccomp:
-        denied_imports.add("_posixsubprocess")
-    denied_imports = frozenset(denied_imports)
+        imports_denied.add("_posixsubprocess")
+    denied_imports = frozenset(imports_denied)
     # event -> (positions of path arguments, positions of dir_fd arguments, int paths allowed)
     path_events = {
         "os.remove": ((0,), (1,), False),
@@ -378,7 +382,7 @@ def _make_hook(tmp: str, pid: int, seccomp: bool):
             return None
         if not p.startswith("/"):
             p = _getcwd() + "/" + p
-        parts = []
+        parts: list[str] = []
         for seg in p.split("/"):
             if seg == "" or seg == ".":
                 continue
@@ -597,7 +601,7 @@ def serve(
 def _serve_job(req_fd: int, resp_fd: int, tmp: str, seccomp: bool, code_text: str, loose: bool) -> None:
     import builtins
 
-    namespace = {"__name__": "__solution__", "__builtins__": builtins}
+    namespace: dict[str, Any] = {"__name__": "__solution__", "__builtins__": builtins}
     sys.addaudithook(_make_hook(tmp, os.getpid(), seccomp))
     sys.argv = ["solution"]
     try:
@@ -643,7 +647,7 @@ class _NotPlain(Exception):
 
 _SCALARS = (type(None), bool, int, float, complex, str, bytes)
 # Base-class conversions that read the underlying data, never an overridden method.
-_BASES = (
+_BASES: tuple[tuple[type, Callable[[Any], Any]], ...] = (
     (int, int.__int__),
     (float, float.__float__),
     (complex, complex.__complex__),

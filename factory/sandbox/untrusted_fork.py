@@ -29,6 +29,7 @@ import threading
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ZYGOTE_SCRIPT = str(Path(__file__).with_name("untrusted_zygote.py"))
 # The zygote's whole environment; each job adds HOME and TMPDIR (its own directory).
@@ -166,8 +167,9 @@ class ForkServer:
             raise ForkServerError("the fork server answered garbage")
         return Job(marshal.loads(reply[1:]), self, fds[0] if fds else None)
 
-    def request(self, kind: bytes, arg: object = None) -> object:
-        """Send a request that has an answer; returns the unmarshalled answer."""
+    def request(self, kind: bytes, arg: int | None = None) -> Any:
+        """Send a request that has an answer; returns the unmarshalled answer (its shape is the
+        request kind's: ``W`` an exit code or None, ``U`` two floats)."""
         with self.lock:
             try:
                 self.sock.send(kind + marshal.dumps(arg))
@@ -180,7 +182,7 @@ class ForkServer:
             raise ForkServerError("the fork server is gone")
         return marshal.loads(reply[1:])
 
-    def notify(self, kind: bytes, arg: object) -> None:
+    def notify(self, kind: bytes, arg: int) -> None:
         """Send a request without an answer; a dead zygote is noticed by the next request."""
         with self.lock:
             try:
@@ -190,7 +192,7 @@ class ForkServer:
 
     def cpu_seconds(self) -> tuple[float, float]:
         """CPU seconds of the zygote itself and of the jobs it has reaped."""
-        own, jobs = self.request(b"U")  # type: ignore[misc]
+        own, jobs = self.request(b"U")
         return float(own), float(jobs)
 
     def _fail(self) -> None:

@@ -18,7 +18,7 @@ without counting a crash); it is used after a MemoryError, when the heap may be 
 
 from __future__ import annotations
 
-import _signal
+import _signal  # type: ignore[import-not-found]  # typeshed has no stub for this private stdlib module
 import ast
 import builtins
 import importlib
@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 from factory.errors import UserError
-from factory.literals import _literal_shape, is_literal, parse_args
+from factory.literals import _literal_shape, args_syntax_reason, is_literal, parse_args, shown_text
 from factory.program_code import PROGRAM_FILENAME, program_code
 
 HEADER = struct.Struct("<I")
@@ -74,6 +74,11 @@ CRASH = "crash"
 NON_LITERAL = "non_literal"
 OUTPUT_TOO_LONG = "output_too_long"
 BAD_PROGRAM = "bad_program"
+#: What the pool reports for a job stopped by a limit: which limit a runaway job hits first (a case
+#: doubling a tuple reaches the memory cap or the CPU timeout) depends on the machine's load, so
+#: both are one status, and the verdict does not change with the load. ``detail`` names the limit.
+RESOURCE_LIMIT = "resource_limit"
+RESOURCE_LIMITS = (TIMEOUT, MEMORY)
 
 
 class WorkerConfig:
@@ -184,7 +189,7 @@ def compile_program(source: str, shipped: bytes | None = None) -> Any:
 
 
 def load_entry(
-    source: str, entry: str, shipped: bytes | None = None
+    source: object, entry: object, shipped: bytes | None = None
 ) -> tuple[Callable[..., Any], dict[str, Any]]:
     """Exec the program in a fresh namespace; return its entry function and the namespace.
 
@@ -227,8 +232,9 @@ def eval_args(text: Any, namespace: dict[str, Any]) -> tuple[tuple[Any, ...], di
         raise BadProgram("args must be a string")
     try:
         code = compile(f"__collect__({text}\n)", ARGS_FILENAME, "eval", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        raise BadProgram(f"args are not valid Python: {text[:200]!r}") from None
+    except (SyntaxError, ValueError) as exc:
+        reason = args_syntax_reason(exc)
+        raise BadProgram(f"args are not valid Python: {reason}: {shown_text(text)}") from None
     namespace["__collect__"] = _collect
     try:
         return eval(code, namespace)
@@ -498,7 +504,7 @@ class _Jobs:
             resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_armed, hard))
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | bytearray) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]

@@ -1,4 +1,4 @@
-"""The one scoring module (DESIGN §5): rewards, the difficulty filter and evaluation all call it.
+"""The one scoring module (docs/design.md §5): rewards, the difficulty filter and evaluation all call it.
 
 ``score_item(item, completion)`` judges one completion; ``score_batch`` many, running the
 families that execute code (input, codegen) in parallel through the untrusted sandbox.

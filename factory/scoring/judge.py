@@ -1,10 +1,10 @@
-"""Judging one answer line per question family (DESIGN §5). Execution-free except ``input``.
+"""Judging one answer line per question family (docs/design.md §5). Execution-free except ``input``.
 
 Verdicts: ``right``; ``wrong`` (the line has the family's form but is incorrect, or breaks a
 rule such as a non-literal right-hand side); ``unparsed`` (the line does not have the family's
 form at all, e.g. not an ``assert`` statement). Only ``right`` earns credit.
 
-Decisions where DESIGN is silent:
+Decisions the starting design left open (docs/design.md §5):
 - output: the assertion form ``assert f(<the given args>) == <literal>`` is required; a bare
   literal line is ``unparsed``. The call's arguments must equal the given ones *as values*
   (formatting is free). Reversed operands (``assert <literal> == f(...)``), an assertion message,

@@ -1,6 +1,6 @@
 """Item-level scoring: the one function that rewards, the difficulty filter and evaluation call.
 
-Rewards (DESIGN §5):
+Rewards (docs/design.md §5):
 - white_box: ``R = 2·((1−α)·R_io + α·R_wb)``; R_io is 1 when the output answer is right, R_wb the
   fraction of the white-box (next_line and state) answers that are right. An item without
   white-box questions uses R_wb = R_io, so the scale stays [0, 2]. ``gated`` gives 0 when the
@@ -20,7 +20,7 @@ import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from factory.errors import UserError
 from factory.literals import parse_args, strict_equal
@@ -36,6 +36,15 @@ DEFAULT_TIMEOUT_S = 5.0
 DEFAULT_MEMORY_MB = 512
 
 Completion = str | Sequence[Mapping[str, Any]]
+
+
+class _ScoreOptions(TypedDict):
+    """``score_item``'s keyword options, as ``score_batch`` passes them on."""
+
+    alpha: float
+    gated: bool
+    timeout_s: float
+    memory_mb: int
 
 
 @dataclass
@@ -273,7 +282,7 @@ def score_batch(
         raise ValueError(f"{len(items)} items but {len(completions)} completions")
     if workers is not None and workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
-    kwargs = {"alpha": alpha, "gated": gated, "timeout_s": timeout_s, "memory_mb": memory_mb}
+    kwargs: _ScoreOptions = {"alpha": alpha, "gated": gated, "timeout_s": timeout_s, "memory_mb": memory_mb}
     results: list[ScoreResult | None] = [None] * len(items)
     running = []
     for i, (item, completion) in enumerate(zip(items, completions, strict=True)):

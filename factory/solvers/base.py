@@ -1,10 +1,20 @@
-"""The one solver interface: ``generate(prompts, n, ...) -> n texts per prompt`` (DESIGN §7)."""
+"""The one solver interface: ``generate(prompts, n, ...) -> n texts per prompt`` (docs/design.md §7)."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from typing import TypedDict
+
+
+class SamplingDict(TypedDict):
+    """``Sampling`` as a mapping: keyword arguments of ``BaseSolver.generate``."""
+
+    temperature: float
+    top_p: float
+    max_tokens: int
+    seed: int
 
 
 @dataclass(frozen=True)
@@ -24,8 +34,13 @@ class Sampling:
         if self.max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
 
-    def to_dict(self) -> dict[str, float | int]:
-        return asdict(self)
+    def to_dict(self) -> SamplingDict:
+        return {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+        }
 
 
 class BaseSolver(ABC):

@@ -12,10 +12,10 @@ import hashlib
 import importlib.util
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from factory.errors import UserError
+from factory.io import temp_sibling
 from factory.solvers.cache import default_cache_dir
 
 EMBEDDED = "embedded"
@@ -57,16 +57,16 @@ def ensure_converted() -> Path:
         return out
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
+    tmp = temp_sibling(out, directory=True)
     try:
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
         # The weights are already de-quantized to float32: drop the GGUF marks so that
-        # save_pretrained writes a plain model.
-        model.hf_quantizer = None
-        model.is_quantized = False
-        model.quantization_method = None
+        # save_pretrained writes a plain model. (torch types Module.__setattr__ for tensors and
+        # modules only; plain values are set as ordinary attributes at run time.)
+        model.hf_quantizer = None  # type: ignore[assignment]
+        model.is_quantized = False  # type: ignore[assignment]
+        model.quantization_method = None  # type: ignore[assignment]
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         model.save_pretrained(tmp, safe_serialization=True)

@@ -41,7 +41,10 @@ class TransformersSolver(BaseSolver):
         self.batch_size = max(1, batch_size)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-            self.model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True).to(device)
+            # transformers wraps ``to`` with functools.wraps, which typeshed types as unbound
+            # (not a descriptor): mypy takes ``device`` for ``self``.
+            loaded = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+            self.model = loaded.to(device)  # type: ignore[arg-type]
         except OSError as exc:
             raise UserError(f"cannot load model {model!r} offline: {str(exc).splitlines()[0]}") from None
         self.model.eval()
@@ -54,7 +57,9 @@ class TransformersSolver(BaseSolver):
     def _render(self, prompt: str) -> str:
         if self.tokenizer.chat_template:
             messages = [{"role": "user", "content": prompt}]
-            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            assert isinstance(text, str)  # tokenize=False: the rendered text
+            return text
         return prompt
 
     def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:

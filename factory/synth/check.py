@@ -31,7 +31,16 @@ def parse(source: str) -> Node:
 
 
 def _text(node: Node) -> str:
-    return node.text.decode()
+    text = node.text
+    assert text is not None  # the tree was parsed from the source text, which it keeps
+    return text.decode()
+
+
+def _field(node: Node, name: str) -> Node:
+    """``node``'s child in field ``name``, one that the grammar gives every node of its kind."""
+    child = node.child_by_field_name(name)
+    assert child is not None, (node.type, name)
+    return child
 
 
 def walk(node: Node) -> Iterator[Node]:
@@ -59,28 +68,28 @@ def signatures(
         if kind == "call" and _text(n) in literals:
             continue
         if kind == "call":
-            func = n.child_by_field_name("function")
+            func = _field(n, "function")
             if func.type == "attribute":
-                found.append(("method", _text(func.child_by_field_name("attribute"))))
+                found.append(("method", _text(_field(func, "attribute"))))
             elif func.type == "identifier" and _text(func) not in local_functions:
                 found.append(("call", _text(func)))
         elif kind == "binary_operator":
-            found.append(("binop", _text(n.child_by_field_name("operator"))))
+            found.append(("binop", _text(_field(n, "operator"))))
         elif kind == "unary_operator":
             # A negative number is a literal, not an operation.
-            if n.child_by_field_name("argument").type not in _NUMBERS:
-                found.append(("unary", _text(n.child_by_field_name("operator"))))
+            if _field(n, "argument").type not in _NUMBERS:
+                found.append(("unary", _text(_field(n, "operator"))))
         elif kind == "not_operator":
             found.append(("unary", "not"))
         elif kind == "boolean_operator":
-            found.append(("boolop", _text(n.child_by_field_name("operator"))))
+            found.append(("boolop", _text(_field(n, "operator"))))
         elif kind == "comparison_operator":
             found.extend(("cmp", " ".join(_text(op).split())) for op in n.children_by_field_name("operators"))
         elif kind == "augmented_assignment":
-            found.append(("augassign", _text(n.child_by_field_name("operator"))))
-        elif kind == "assignment" and n.child_by_field_name("left").type == "subscript":
+            found.append(("augassign", _text(_field(n, "operator"))))
+        elif kind == "assignment" and _field(n, "left").type == "subscript":
             found.append(("setitem",))
-            skip.add(n.child_by_field_name("left").id)
+            skip.add(_field(n, "left").id)
         elif kind == "subscript" and n.id not in skip:
             slices = n.children_by_field_name("subscript")
             if len(slices) == 1 and slices[0].type == "slice":
@@ -92,7 +101,7 @@ def signatures(
 
 def _slice_parts(node: Node) -> tuple[bool, bool, bool]:
     """Which of lower, upper, step a slice has (``[i:]`` → (True, False, False))."""
-    parts = [[]]
+    parts: list[list[Node]] = [[]]
     for child in node.children:
         if child.type == ":":
             parts.append([])
@@ -114,8 +123,8 @@ def template_signatures(template: str, statement: bool) -> tuple[Signature, froz
     node = root.children[0]
     while node.type in ("expression_statement", "parenthesized_expression") and node.named_children:
         node = node.named_children[0]
-    while node.type == "call" and node.child_by_field_name("function").type == "identifier":
-        args = node.child_by_field_name("arguments").named_children
+    while node.type == "call" and _field(node, "function").type == "identifier":
+        args = _field(node, "arguments").named_children
         if len(args) != 1 or args[0].type not in ("call", "binary_operator", "subscript"):
             break
         node = args[0]
@@ -155,7 +164,7 @@ def _assigned_names(nodes: list[Node]) -> set[str]:
 def _while_bounded(loop: Node) -> bool:
     """``while c < N:`` whose body ends with ``c += <positive int>``, never assigns ``c`` or N
     elsewhere and has no ``continue`` (which would skip the increment); N a literal or a name."""
-    test = loop.child_by_field_name("condition")
+    test = _field(loop, "condition")
     if test.type != "comparison_operator" or [_text(o) for o in test.children_by_field_name("operators")] != [
         "<"
     ]:
@@ -163,16 +172,16 @@ def _while_bounded(loop: Node) -> bool:
     counter, bound = test.named_children
     if counter.type != "identifier" or bound.type not in ("integer", "identifier"):
         return False
-    body = loop.child_by_field_name("body").named_children
+    body = _field(loop, "body").named_children
     if not body or body[-1].type != "expression_statement":
         return False
     last = body[-1].named_children[0]
     ok_last = (
         last.type == "augmented_assignment"
-        and _text(last.child_by_field_name("left")) == _text(counter)
-        and _text(last.child_by_field_name("operator")) == "+="
-        and last.child_by_field_name("right").type == "integer"
-        and int(_text(last.child_by_field_name("right"))) >= 1
+        and _text(_field(last, "left")) == _text(counter)
+        and _text(_field(last, "operator")) == "+="
+        and _field(last, "right").type == "integer"
+        and int(_text(_field(last, "right"))) >= 1
     )
     if not ok_last:
         return False
@@ -191,13 +200,13 @@ def check_program(source: str, tier: int, target: str, grammar: Grammar) -> list
     reasons = []
     functions = [n for n in root.children if n.type == "function_definition"]
     imports = [n for n in root.children if n.type == "import_statement"]
-    names = [_text(fn.child_by_field_name("name")) for fn in functions]
+    names = [_text(_field(fn, "name")) for fn in functions]
     if len(functions) + len(imports) != len(root.children) or ENTRY not in names:
         reasons.append("shape:entry_missing_or_extra_code")
     if spec.helper:
         entry = functions[names.index(ENTRY)] if ENTRY in names else None
         calls = [
-            _text(n.child_by_field_name("function"))
+            _text(_field(n, "function"))
             for n in (walk(entry) if entry is not None else [])
             if n.type == "call"
         ]
@@ -205,7 +214,7 @@ def check_program(source: str, tier: int, target: str, grammar: Grammar) -> list
             reasons.append("shape:helper_not_called")
     elif len(functions) != 1:
         reasons.append("shape:unexpected_helper")
-    depth = max((_max_depth(fn.child_by_field_name("body")) for fn in functions), default=0)
+    depth = max((_max_depth(_field(fn, "body")) for fn in functions), default=0)
     if depth != spec.depth:
         reasons.append(f"depth:{depth}_not_{spec.depth}")
     rows: set[int] = set()

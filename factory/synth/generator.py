@@ -14,6 +14,7 @@ import random
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TypeVar
 
 from factory.grammar.model import Grammar, Operation
 from factory.grammar.sources import IMPLEMENTATIONS
@@ -22,6 +23,8 @@ from factory.literals import literal_eval
 from factory.synth.check import template_signatures
 from factory.synth.render import For, Function, If, Stmt, While, render
 from factory.synth.tiers import ENTRY, HELPER, TIERS
+
+_T = TypeVar("_T")
 
 
 class GenerationFailed(Exception):
@@ -144,7 +147,7 @@ class ProgramBuilder:
     def randint(self, lo: int, hi: int) -> int:
         return self.rng.randint(lo, hi)
 
-    def choice(self, options: list) -> object:
+    def choice(self, options: list[_T]) -> _T:
         return self.rng.choice(options)
 
     def min_len(self, placeholder: str) -> int:
@@ -300,10 +303,10 @@ class ProgramBuilder:
         if op.mutates or op.statement:
             receiver = receiver or self.receiver_var(recv_type)
             if receiver is None and recv_type.variables():
-                options = [(v, unify(op.receiver, v.type, binding)) for v in self.scope if not v.frozen]
-                options = [(v, b) for v, b in options if b is not None]
-                if options:
-                    receiver, binding = self.rng.choice(options)
+                unified = [(v, unify(op.receiver, v.type, binding)) for v in self.scope if not v.frozen]
+                matches = [(v, b) for v, b in unified if b is not None]
+                if matches:
+                    receiver, binding = self.rng.choice(matches)
                     binding = self.random_binding(op, binding)
                     recv_type = receiver.type
             if receiver is None:
@@ -390,12 +393,13 @@ class ProgramBuilder:
             pool = self.target_variants if use_target else self.g.operations
             op = self.rng.choice([o for o in pool if use_target or o.op_id != self.target])
         if receiver is None and (op.mutates or op.statement):
-            options = [(v, unify(op.receiver, v.type)) for v in self.scope if not v.frozen]
-            options = [(v, b) for v, b in options if b is not None]
-            if not options:
+            unified = [(v, unify(op.receiver, v.type)) for v in self.scope if not v.frozen]
+            matches = [(v, b) for v, b in unified if b is not None]
+            if not matches:
                 raise GenerationFailed(f"no variable for {op.op_id} to act on")
-            receiver, binding = self.rng.choice(options)
+            receiver, binding = self.rng.choice(matches)
         if op.statement or (op.mutates and (op.returns is None or self.rng.random() < 0.5)):
+            assert receiver is not None  # a statement or a mutation always got one just above
             e = self.apply(op, binding, budget=2, receiver=receiver)
             self.note_result(receiver.name)
             return e.code, e
@@ -494,6 +498,7 @@ class ProgramBuilder:
         inner = lambda: self.branch(depth + 1, reach, self.rng.randint(1, 3), counts)  # noqa: E731
         before: list[Stmt] = []
         saved_scope = list(self.scope)
+        node: If | For | While
         if kind in ("if", "if_else", "if_elif_else"):
             test = self.condition()
             counts["target"] += test.target_uses
@@ -511,6 +516,7 @@ class ProgramBuilder:
         elif kind == "for":
             source = self.rng.choice(iterables)
             elem = self.iter_element(source.type)
+            assert elem is not None  # iterables: the variables whose type iterates
             var = Var(self.fresh_name(elem), elem, 0, frozen=True)
             source_was_frozen, source.frozen = source.frozen, True
             self.scope.append(var)
@@ -650,6 +656,7 @@ def _producers(grammar: Grammar, want: Type) -> list[tuple[Operation, dict[str, 
         index = _returning_index(grammar)
         found = []
         for op in index.get(want.name, ()) + index.get("", ()):
+            assert op.returns is not None  # _returning_index holds only operations that return
             binding = unify(op.returns, want)
             if binding is not None:
                 found.append((op, binding))

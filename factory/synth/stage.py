@@ -23,8 +23,9 @@ from factory.stats import StageStats
 from factory.synth.check import check_program
 from factory.synth.generator import GenerationFailed, Program, generate_program
 
+# The ignore: mypy joins these columns' different types (pyarrow-stubs) to object.
 PROGRAMS_SCHEMA = pa.schema(
-    [
+    [  # type: ignore[arg-type]
         ("program_id", pa.string()),
         ("index", pa.int64()),
         ("source", pa.string()),

@@ -1,4 +1,4 @@
-"""Questions and tasks derived from traces (DESIGN §5)."""
+"""Questions and tasks derived from traces (docs/design.md §5)."""
 
 from factory.tasks.analysis import statement_lines
 from factory.tasks.questions import line_text, questions_from_trace

@@ -43,7 +43,16 @@ _BRANCH_TYPES = frozenset({ast.If, ast.match_case, ast.ExceptHandler})  # and If
 _FUNCTION_TYPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # definitions: their own frames
 _SCOPE_TYPES = frozenset(_SCOPES)
-_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
+_COMPOUND: tuple[type[ast.stmt], ...] = (
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.Try,
+    ast.With,
+    ast.AsyncWith,
+    ast.Match,
+)
 if hasattr(ast, "TryStar"):
     _COMPOUND = (*_COMPOUND, ast.TryStar)
 
@@ -62,6 +71,10 @@ class StatementLine(NamedTuple):
     calls: tuple[str, ...]  # names of the functions it calls by simple name
     constant: bool  # `v = <literal>`: its state answer needs no reasoning
     local_names: frozenset[str] = frozenset()  # the function's params and locals
+
+
+# StatementLine's fields after ``line`` up to ``constant``: what ``_collect`` finds of a statement.
+_Pending = tuple[str, str, bool, bool, tuple[str, ...], tuple[str, ...], tuple[str, ...], bool]
 
 
 def statement_lines(source: str) -> dict[int, StatementLine]:
@@ -122,6 +135,7 @@ def _analysis(source: str) -> _Analysis:
         elif kind in _BRANCH_TYPES:
             branches += 1
         elif kind in _FUNCTION_TYPES:
+            assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))  # for mypy: kind says so
             functions.append(node)
         header = _header_nodes(node)
         names = headers[id(node)] = _expr_names(header)
@@ -135,7 +149,7 @@ def _analysis(source: str) -> _Analysis:
 
     found: dict[int, StatementLine] = {}
     for function in functions:
-        pending: dict[int, tuple[Any, ...]] = {}  # line -> the fields after ``line``, up to ``constant``
+        pending: dict[int, _Pending] = {}  # line -> the fields after ``line``, up to ``constant``
         local_names = _parameter_names(function)
         _collect(function.body, function.name, False, found, pending, local_names, headers, first=True)
         frozen = frozenset(local_names)
@@ -160,7 +174,7 @@ def _collect(
     func: str,
     conditional: bool,
     found: dict[int, StatementLine],
-    pending: dict[int, tuple[Any, ...]],
+    pending: dict[int, _Pending],
     local_names: list[str],
     headers: dict[int, _Names],
     *,
@@ -257,7 +271,9 @@ def _expr_names(nodes: list[ast.AST]) -> _Names:
     called: list[str] = []
     walrus: list[str] = []
     conditionals = 0
-    stack = list(nodes)
+    # Any: the walk dispatches on ``kind = type(node)`` (one call per node), which mypy does not
+    # narrow ``node`` through.
+    stack: list[Any] = list(nodes)
     pop, push, extend = stack.pop, stack.append, stack.extend
     child_fields = _CHILD_FIELDS
     while stack:

@@ -1,4 +1,4 @@
-"""Task items of one traced case: white-box, output, input and coverage (DESIGN §3, §5).
+"""Task items of one traced case: white-box, output, input and coverage (docs/design.md §2, §5).
 
 ``build_items_for_case(case_row, trace, seed=..., params=...)`` turns one case (a row of the
 traces table, or any dict with ``source``, ``entry`` and ``args``) and its trace into dataset

@@ -1,4 +1,4 @@
-"""Items built in worker processes: the tasks stage's parallel half (DESIGN §3).
+"""Items built in worker processes: the tasks stage's parallel half (docs/design.md §2).
 
 ``items_job`` is a job kind of the sandbox worker pool (``factory.sandbox.pool``): one traced case
 in, its item rows out. The work is trusted (no program runs), the pool is used for its reused
@@ -17,6 +17,7 @@ from typing import Any
 
 from factory.params import TasksParams
 from factory.sandbox.pool import WorkerPool
+from factory.sandbox.worker import RESOURCE_LIMIT
 from factory.tasks.items import build_items_with_reasons
 
 ITEMS_KIND = "items"
@@ -61,7 +62,7 @@ def build_all(
         status = result.get("status")
         if status == "ok":
             yield from result["cases"]
-        elif status in ("timeout", "memory"):
+        elif status == RESOURCE_LIMIT:
             # Which case of the chunk was at fault is unknown: the whole chunk is dropped.
             for _ in range(size):
                 yield {"items": [], "reasons": [], "drop": f"items_{status}"}

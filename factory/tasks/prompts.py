@@ -1,4 +1,4 @@
-"""Prompts for task items, and the gold completion that proves prompt and scorer agree (DESIGN §5).
+"""Prompts for task items, and the gold completion that proves prompt and scorer agree (docs/design.md §5).
 
 One prompt shape for every family: short instructions with the answer rules of the families the
 item asks about, a format-only example on a fixed tiny program, then the task (the program with

@@ -1,4 +1,4 @@
-"""Every question a trace supports (DESIGN §4, §5), before sampling.
+"""Every question a trace supports (docs/design.md §4, §5), before sampling.
 
 ``questions_from_trace(source, trace)`` returns the JSON of ``execverify questions --json``: one
 dict per question, in the families ``output``, ``next_line``, ``state`` and ``coverage``. Each
@@ -47,7 +47,7 @@ def questions_from_trace(
     last (the ones worth asking about: the 2nd iteration, the loop exit); the tasks stage uses it
     so that a long trace does not cost a question per step. None: every question.
 
-    Families and gold answers follow DESIGN §4-§5: ``output`` once; ``next_line`` for every
+    Families and gold answers follow docs/design.md §4-§5: ``output`` once; ``next_line`` for every
     (line, occurrence) that occurs, plus (line, last occurrence + 1) and a few lines that never
     run, answered -1; ``state`` for every literal value changed at an occurrence, plus ``Nil``
     questions for occurrences that never happen; ``coverage`` for every statement line of the
@@ -150,10 +150,10 @@ def questions_from_trace(
         questions.append(_state_question(line, k, var, answer, tags, trivial=trivial))
     for line in ran_lines + never:
         k = counts[line] + 1 if line in ran else 1
-        changed = changed_at.get(line)
+        changed_vars = changed_at.get(line)
         # Up to two variables: the first ones changed at the line, else what the line binds/reads.
-        if changed:
-            nil_vars = changed[:2]
+        if changed_vars:
+            nil_vars = changed_vars[:2]
         else:
             stmt = info.get(line)
             nil_vars = _quiet_vars(stmt) if stmt is not None else []
@@ -226,7 +226,7 @@ def _question(
 def _state_question(
     line: int, k: int, var: str, answer: str, tags: list[str], *, trivial: bool
 ) -> dict[str, Any]:
-    """A state question; ``var`` comes before ``answer``, as in DESIGN §11."""
+    """A state question; ``var`` comes before ``answer``, as in docs/design.md §11."""
     return {
         "family": "state",
         "line": line,

@@ -1,4 +1,4 @@
-"""Choosing an item's questions among every question a trace supports (DESIGN §5).
+"""Choosing an item's questions among every question a trace supports (docs/design.md §5).
 
 ``sample_questions`` picks the next_line and state questions of a white-box item,
 ``sample_coverage`` the questions of a coverage item. The rules:
@@ -236,9 +236,9 @@ def sample_questions(
     for name, value in (("next_line", next_line), ("state", state)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"{name} must be an int >= 0, got {value!r}")
-    for name, value in (("minus_one_share", minus_one_share), ("nil_share", nil_share)):
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    for name, share in (("minus_one_share", minus_one_share), ("nil_share", nil_share)):
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"{name} must be in [0, 1], got {share!r}")
     # Deduplicating after the family filter gives the same list (the key holds the family).
     asked = [q for q in all_questions if q["family"] in _WHITE_BOX]
     straight = is_straight_line(asked)  # only next_line questions count

@@ -1,4 +1,4 @@
-"""The tasks stage: traces → tasks, one row per item (DESIGN §3, §5).
+"""The tasks stage: traces → tasks, one row per item (docs/design.md §2, §5).
 
 Reads the traces table (the execution columns plus ``trace``, the JSON of the trace with
 states, and ``trace_length``), builds each case's items with ``build_items_for_case`` and streams
@@ -26,8 +26,9 @@ from factory.tasks.job import build_all, items_pool
 
 __all__ = ["TASKS_SCHEMA", "build_items_for_case", "run_tasks_stage"]
 
+# The ignore: mypy joins these columns' different types (pyarrow-stubs) to object.
 TASKS_SCHEMA = pa.schema(
-    [
+    [  # type: ignore[arg-type]
         pa.field("task_id", pa.string(), nullable=False),
         pa.field("case_id", pa.string(), nullable=False),
         pa.field("program_id", pa.string()),

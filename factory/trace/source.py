@@ -21,6 +21,8 @@ TREE_CACHE_SIZE = 16  # parsed trees: a program's cases come together; trees are
 _AST = ast.AST
 #: The fields of a statement (or except handler, or match case) that hold statements.
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+# What the blocks of BLOCK_FIELDS hold.
+Statement = ast.stmt | ast.excepthandler | ast.match_case
 
 
 @functools.lru_cache(maxsize=TREE_CACHE_SIZE)
@@ -33,7 +35,7 @@ def parse_program(source: str) -> ast.Module:
     return ast.parse(source, PROGRAM_FILENAME)
 
 
-def first_line(node: ast.AST) -> int:
+def first_line(node: Statement) -> int:
     """The line a statement starts on: its first decorator's for a decorated definition, its
     pattern's for a match case."""
     if isinstance(node, ast.match_case):

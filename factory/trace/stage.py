@@ -1,6 +1,6 @@
 """The trace stage: every ``ok`` execution traced in the sandbox pool, under both hash seeds.
 
-A case is kept only when the two traces agree (DESIGN §4): the same steps, and the same states
+A case is kept only when the two traces agree (docs/design.md §4): the same steps, and the same states
 (values of sets compared as sets, everything else exactly). The recorded trace is the first
 seed's. Executions that are not ``ok`` are skipped (they were counted by the execute stage).
 """
@@ -141,6 +141,7 @@ def run_trace_stage(
             for row, reason in trace_rows(rows, executor, params):
                 stats.items_in += 1
                 if row is None:
+                    assert reason is not None  # trace_rows gives the reason of every row it drops
                     stats.drop(reason)
                     continue
                 out.write(row)

@@ -1,6 +1,6 @@
 """Line tracer: run one call of a program's entry function and record steps and changed states.
 
-This implements the trace contract of DESIGN §4; the full rules, with the reasons for each choice,
+This implements the trace contract of docs/design.md §4; the full rules, with the reasons for each choice,
 are in ``factory/trace/semantics.md``. In short:
 
 * The program is compiled under the pseudo-filename ``"<program>"``; only frames of that code are
@@ -43,7 +43,7 @@ from typing import Any
 from factory.errors import UserError
 from factory.literals import canonical_repr, literal_eval, parse_args
 from factory.program_code import PROGRAM_FILENAME, program_code
-from factory.trace.source import BLOCK_FIELDS, first_line, parse_program
+from factory.trace.source import BLOCK_FIELDS, Statement, first_line, parse_program
 
 ARGS_FILENAME = "<args>"  # evaluated argument expressions: never traced
 
@@ -163,11 +163,12 @@ def one_line_statements(source: str) -> bool:
     return True
 
 
-def _map_statement(node: ast.AST, starts: dict[int, int]) -> None:
+def _map_statement(node: Statement, starts: dict[int, int]) -> None:
     """Fill ``starts`` for one statement (or except handler, or match case) and its children."""
     first = first_line(node)
     if isinstance(node, ast.match_case):
-        header_nodes: list[ast.AST] = [node.pattern] + ([node.guard] if node.guard else [])
+        # Any: nodes that have positions (see hasattr below), a thing ast.AST does not declare.
+        header_nodes: list[Any] = [node.pattern] + ([node.guard] if node.guard else [])
     else:
         header_nodes = [
             child
@@ -178,6 +179,8 @@ def _map_statement(node: ast.AST, starts: dict[int, int]) -> None:
         ]
     blocks = [getattr(node, field) for field in BLOCK_FIELDS if getattr(node, field, None)]
     if not blocks:
+        # A simple statement (every compound one, except handlers and cases too, has a block).
+        assert isinstance(node, ast.stmt) and node.end_lineno is not None
         for line in range(first, node.end_lineno + 1):
             starts[line] = first
         return
@@ -566,7 +569,7 @@ def _traced(
     if not quiet:
         return _run(code, entry, args, arg_values, tracer), tracer
     stdout = sys.stdout
-    sys.stdout = _NULL_SINK  # type: ignore[assignment]
+    sys.stdout = _NULL_SINK
     try:
         return _run(code, entry, args, arg_values, tracer), tracer
     finally:
@@ -711,7 +714,7 @@ def _job(payload: dict[str, Any]) -> tuple[dict[str, Any], _Tracer | None]:
 
 def trace_digest(trace: dict[str, Any]) -> str:
     """A digest of a trace's steps and states, equal for two runs exactly when their traces agree
-    under the determinism rule of DESIGN §4: the same steps, and states with the same variable,
+    under the determinism rule of docs/design.md §4: the same steps, and states with the same variable,
     type and value, values of sets compared as sets (a literal that may hold a set is hashed in
     ``canonical_repr`` form, set elements sorted); every other value by its repr."""
     steps, states = trace["steps"], trace["states"]
@@ -810,7 +813,8 @@ _JSON_BOOL = {True: "true", False: "false"}
 
 def _summary(result: dict[str, Any], digest: str | None) -> dict[str, Any]:
     """A trace result without its steps and states, with ``digest``."""
-    out = {k: result[k] for k in ("status", "output_repr", "output_type", "error") if k in result}
+    keys = ("status", "output_repr", "output_type", "error")
+    out: dict[str, Any] = {k: result[k] for k in keys if k in result}
     out["digest"] = digest
     if result.get("retire"):
         out["retire"] = True

@@ -60,6 +60,7 @@ def test_single_run_json(execverify: str, program: Path) -> None:
         "status": "ok",
         "output_repr": "[1, 3, 'ab']",
         "output_type": "list",
+        "detail": None,
     }
     assert proc.stdout.count("\n") == 1
 
@@ -76,7 +77,8 @@ def test_single_run_drop_statuses_are_results(execverify: str, tmp_path: Path) -
     proc = run(execverify, "run", str(path), "--args", "1", "--json", "--timeout", "0.3")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {
-        "status": "timeout",
+        "status": "resource_limit",
+        "detail": "timeout",
         "output_repr": None,
         "output_type": None,
     }
@@ -106,7 +108,10 @@ def test_batch_from_stdin_mixed_keys_and_runtime_failures(execverify: str) -> No
         "bad_program",
     ]
     assert results[0]["output_repr"] == "42" and results[1]["output_repr"] == "'cba'"
-    assert all(set(r) == {"status", "output_repr", "output_type"} for r in results)
+    assert all(set(r) == {"status", "output_repr", "output_type", "detail"} for r in results)
+    assert results[2]["detail"] == "division by zero"
+    assert "not_a_literal" in results[3]["detail"] and "syntax error" in results[4]["detail"]
+    assert results[0]["detail"] is None
 
 
 def test_missing_file(execverify: str, tmp_path: Path) -> None:

@@ -119,3 +119,47 @@ def test_missing_completion_file(execverify: str, tmp_path: Path):
     done = run(execverify, "score", "--task", str(task), "--completion", str(tmp_path / "no.txt"))
     assert done.returncode == 2
     assert "completion file not found" in done.stderr
+
+
+def test_the_expected_answer_is_shown(execverify: str, tmp_path: Path):
+    task = write(tmp_path, "task.json", WHITE_BOX)
+    completion = write(tmp_path, "c.txt", "<answer>\nassert f(3) == 7\nreturn x\n[6]; list\n</answer>")
+    base = ["score", "--task", str(task), "--completion", str(completion)]
+    data = json.loads(run(execverify, *base, "--json").stdout)
+    assert [(q["answer"], q["gold"], q["verdict"]) for q in data["per_question"]] == [
+        ("assert f(3) == 7", "assert f(3) == 6", "wrong"),
+        ("return x", "return x", "right"),
+        ("[6]; list", "6; int", "wrong"),
+    ]
+    done = run(execverify, *base)
+    assert done.returncode == 0, done.stderr
+    assert "expected" in done.stdout
+    for row in done.stdout.splitlines():
+        if "assert f(3) == 7" in row:
+            assert "assert f(3) == 6" in row and "wrong" in row  # on the same row
+    assert "6; int" in done.stdout
+
+
+def test_the_expected_answer_of_an_unparsed_completion(execverify: str, tmp_path: Path):
+    task = write(tmp_path, "task.json", WHITE_BOX)
+    completion = write(tmp_path, "c.txt", "no answer block")
+    done = run(execverify, "score", "--task", str(task), "--completion", str(completion), "--json")
+    per_question = json.loads(done.stdout)["per_question"]
+    assert [q["verdict"] for q in per_question] == ["unparsed"] * 3
+    assert [q["gold"] for q in per_question] == ["assert f(3) == 6", "return x", "6; int"]
+
+
+def test_the_expected_answer_of_input_and_codegen_tasks(execverify: str, tmp_path: Path):
+    questions = [{"family": "input", "answer": "6", "answer_type": "int"}]
+    item = {**WHITE_BOX, "family": "input", "questions": questions}
+    task = write(tmp_path, "task.json", item)
+    completion = write(tmp_path, "c.txt", "<answer>\nassert f(2) == 6\n</answer>")
+    done = run(execverify, "score", "--task", str(task), "--completion", str(completion), "--json")
+    [q] = json.loads(done.stdout)["per_question"]
+    assert (q["verdict"], q["gold"]) == ("wrong", "assert f(3) == 6")
+    codegen = {"family": "codegen", "entry": "f", "tests": ["assert f(1) == 2"]}
+    task = write(tmp_path, "task.json", codegen)
+    completion = write(tmp_path, "c.py", "def f(x):\n    return 2 * x\n")
+    done = run(execverify, "score", "--task", str(task), "--completion", str(completion), "--json")
+    [q] = json.loads(done.stdout)["per_question"]
+    assert (q["verdict"], q["test"], q["gold"]) == ("right", "assert f(1) == 2", None)

@@ -143,6 +143,12 @@ def test_task_is_a_dataset_row_that_scores_through_the_cli(
         return json.loads(scored.stdout)["reward"]
 
     assert score(gold_completion(row)) == (2.0 if family == "white_box" else 1.0)
+    # `score` shows, per question, the gold line of the row's gold completion.
+    task, answer = tmp_path / "task.json", tmp_path / "completion.txt"
+    scored = _run(execverify, "score", "--task", str(task), "--completion", str(answer), "--json")
+    gold = gold_completion(row)
+    gold_lines = gold[gold.index("<answer>") + len("<answer>") : gold.index("</answer>")].strip()
+    assert [q["gold"] for q in json.loads(scored.stdout)["per_question"]] == gold_lines.splitlines()
     assert score("<answer>\nnonsense\n</answer>") == 0.0
 
 
@@ -150,3 +156,23 @@ def test_task_with_an_unknown_family_is_exit_2(execverify: str, tmp_path: Path) 
     (tmp_path / "p.py").write_text(PROGRAM)
     proc = _run(execverify, "task", str(tmp_path / "p.py"), "--args", "[1]", "--family", "bogus")
     assert proc.returncode == 2 and "unknown --family" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_task_shows_the_prompt_verbatim_and_the_gold_lines(execverify: str, tmp_path: Path) -> None:
+    """The human output holds the prompt exactly as stored (no re-wrapping of long lines, no
+    markup), then the gold answer lines as a right completion writes them."""
+    from factory.tasks.prompts import gold_completion
+
+    long_line = "    total = [x * 2 for x in xs if x > 0] + [len(s)] + [x - 1 for x in xs if x < 0] + [9]"
+    (tmp_path / "p.py").write_text(f"def f(xs, s):\n{long_line}\n    return total\n")
+    base = ["task", str(tmp_path / "p.py"), "--args", "[1, -2, 3], '[bold]'"]
+    as_json = _run(execverify, *base, "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    row = json.loads(as_json.stdout)
+    proc = _run(execverify, *base)
+    assert proc.returncode == 0, proc.stderr
+    assert row["prompt"] in proc.stdout
+    assert long_line.strip() in proc.stdout and "'[bold]'" in proc.stdout
+    gold = gold_completion(row)
+    answer_lines = gold[gold.index("<answer>") + len("<answer>") : gold.index("</answer>")].strip()
+    assert proc.stdout.rstrip("\n").endswith(answer_lines)

@@ -81,7 +81,7 @@ def test_same_drop_under_both_seeds_keeps_its_status(executor: Executor) -> None
     )
     assert [r["status"] for r in results] == [
         "error:ZeroDivisionError",
-        "timeout",
+        "resource_limit",
         "non_literal",
         "ok",
     ]
@@ -110,12 +110,12 @@ def test_combine_rules() -> None:
     ok = {"status": "ok", "output_repr": "[1, 2]", "output_type": "list"}
     other = {"status": "ok", "output_repr": "[2, 1]", "output_type": "list"}
     err = {"status": "error:KeyError", "output_repr": None, "output_type": None}
-    slow = {"status": "timeout", "output_repr": None, "output_type": None}
+    slow = {"status": "resource_limit", "output_repr": None, "output_type": None, "detail": "timeout"}
     assert combine([ok, dict(ok)]) == ok
     assert combine([ok, other])["status"] == "nondeterministic"
     assert combine([ok, err])["status"] == "nondeterministic"
-    assert combine([ok, slow])["status"] == "timeout"
-    assert combine([slow, ok])["status"] == "timeout"
+    assert combine([ok, slow])["status"] == "resource_limit"
+    assert combine([slow, ok])["status"] == "resource_limit"
     assert combine([err, dict(err)])["status"] == "error:KeyError"
     assert combine([ok, other])["output_repr"] is None
 

@@ -22,7 +22,7 @@ CASES = [
     ("def f(xs):\n    return sorted(xs)\n", "[3, 1, 2]", 1, "ok"),
     ("def f(x):\n    return x / 0\n", "1", 1, "error:ZeroDivisionError"),
     ("def f(xs):\n    return list(set(xs))\n", WORDS, 2, "nondeterministic"),
-    ("def f(x):\n    while True:\n        pass\n", "1", 2, "timeout"),
+    ("def f(x):\n    while True:\n        pass\n", "1", 2, "resource_limit"),
     ("def f(x):\n    return object()\n", "1", 2, "non_literal"),
     ("def f(xs):\n    return set(xs)\n", WORDS, 2, "ok"),
 ]
@@ -66,7 +66,7 @@ def test_every_case_is_kept_with_its_status(tmp_path: Path) -> None:
     assert dict(stats.dropped) == {
         "error:ZeroDivisionError": 1,
         "nondeterministic": 1,
-        "timeout": 1,
+        "resource_limit": 1,
         "non_literal": 1,
     }
     written = json.loads((tmp_path / "stats.json").read_text())

@@ -259,13 +259,13 @@ def test_each_reference_operation_maps_to_its_own_grammar_operation(type_name: s
     assert all(op_id.startswith(owner + ".") for op_id in op_ids)
 
 
-def test_reference_operations_match_the_shared_document() -> None:
-    """Cross-check the table above against shared/reference-operations.md (beside the repo)."""
+def test_reference_operations_match_the_reference_document() -> None:
+    """Cross-check the table above against docs/reference-operations.md."""
     from pathlib import Path
 
-    doc = Path(__file__).resolve().parents[3] / "shared" / "reference-operations.md"
+    doc = Path(__file__).resolve().parents[2] / "docs" / "reference-operations.md"
     if not doc.exists():
-        pytest.fail(f"{doc} is missing: the shared folder must sit beside the repository")
+        pytest.fail(f"{doc} is missing (it is part of the repository)")
     listed: set[tuple[str, str]] = set()
     for line in doc.read_text().splitlines():
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)]

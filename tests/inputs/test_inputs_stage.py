@@ -107,7 +107,8 @@ def test_stage_keeps_covering_inputs_and_counts_programs_that_never_run(tmp_path
     taken = {int(c["args"]) > 10 for c in branchy}
     assert taken == {True, False}  # both branches covered
     assert stats["dropped"] == {"no_candidate_ran": 1}
-    assert [c["args"] for c in cases if c["program_id"] == "p1"]  # kept once, so execute records why
+    assert not [c for c in cases if c["program_id"] == "p1"]  # dropped: no case of it goes on
+    assert stats["in"] == stats["out"] + stats["dropped_total"]
     again = run_inputs_stage(
         1,
         params,

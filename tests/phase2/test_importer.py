@@ -1,4 +1,4 @@
-"""The importer on the shared MBPP and HumanEval files and on local files made here (jsonl,
+"""The importer on the bundled MBPP and HumanEval files and on local files made here (jsonl,
 parquet, a dataset folder through ``datasets.load_dataset``), judged by the codegen scorer."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from factory.phase2.importer import import_dataset, read_rows
 from factory.phase2.items import PHASE2_SCHEMA, gold_completion
 from factory.scoring import score_batch
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "benchmarks"
-MBPP = SHARED / "mbpp" / "sanitized-mbpp.json"
-HUMANEVAL = SHARED / "humaneval" / "HumanEval.jsonl.gz"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "data" / "benchmarks"
+MBPP = BENCHMARKS / "mbpp" / "sanitized-mbpp.json"
+HUMANEVAL = BENCHMARKS / "humaneval" / "HumanEval.jsonl.gz"
 
 GENERIC = [
     {
@@ -45,14 +45,16 @@ def _cli(execverify: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([execverify, "phase2", "import", *args], capture_output=True, text=True, env=env)
 
 
-def _shared(path: Path) -> Path:
+def _benchmark(path: Path) -> Path:
     if not path.is_file():
-        pytest.fail(f"{path} not found (shared/ must sit beside the repository)")
+        pytest.fail(f"{path} not found (data/benchmarks/ is part of the repository)")
     return path
 
 
 def test_mbpp_imports_and_its_reference_code_passes(execverify: str, tmp_path: Path) -> None:
-    proc = _cli(execverify, str(_shared(MBPP)), "--out", str(tmp_path / "mbpp"), "--name", "mbpp", "--verify")
+    proc = _cli(
+        execverify, str(_benchmark(MBPP)), "--out", str(tmp_path / "mbpp"), "--name", "mbpp", "--verify"
+    )
     assert proc.returncode == 0, proc.stderr
     stats = json.loads((tmp_path / "metrics" / "import-mbpp.json").read_text())
     # 596 (tuple_size) tests `sys.getsizeof` without importing sys: its solution's own import
@@ -70,7 +72,7 @@ def test_mbpp_imports_and_its_reference_code_passes(execverify: str, tmp_path: P
 
 def test_humaneval_check_becomes_one_test_per_assert(tmp_path: Path) -> None:
     stats = import_dataset(
-        read_rows(str(_shared(HUMANEVAL))), "humaneval", tmp_path / "he", tmp_path / "s.json"
+        read_rows(str(_benchmark(HUMANEVAL))), "humaneval", tmp_path / "he", tmp_path / "s.json"
     )
     assert stats.items_in == stats.items_out == 164
     items = read_table(tmp_path / "he").to_pylist()

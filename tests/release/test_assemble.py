@@ -243,7 +243,7 @@ def test_an_extra_config_over_another_input_is_one_table_entry(
 
     from factory.release import configs
 
-    humaneval = json.loads(gzip.open("../shared/benchmarks/humaneval/HumanEval.jsonl.gz", "rt").readline())
+    humaneval = json.loads(gzip.open("data/benchmarks/humaneval/HumanEval.jsonl.gz", "rt").readline())
     ours = read_table(small_tasks).to_pylist()[:40:4]
     rows = [
         {"task_id": f"cg{i}", "family": "codegen", "prompt": "Write f.", "source": r["source"],

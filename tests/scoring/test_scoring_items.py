@@ -12,7 +12,7 @@ import pytest
 from factory.errors import UserError
 from factory.scoring import ScoreResult, needs_execution, score_batch, score_item
 
-BENCH = Path(__file__).resolve().parents[3] / "shared" / "benchmarks"
+BENCH = Path(__file__).resolve().parents[2] / "data" / "benchmarks"
 
 
 def answer(lines: list[str]) -> str:
@@ -23,7 +23,7 @@ def with_output(line: str, gold_lines: list[str]) -> str:
     return answer([line, *gold_lines[1:]])
 
 
-# -- the known exploits (DESIGN §5), each scores 0 on its question -------------------------
+# -- the known exploits (docs/design.md §5), each scores 0 on its question -----------------
 
 
 def test_gold_scores_the_maximum(white_box):

@@ -20,7 +20,7 @@ from factory.tasks.prompts import (
 from factory.tasks.questions import questions_from_trace
 from factory.trace import trace_call
 
-CRUXEVAL = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
+CRUXEVAL = Path(__file__).resolve().parents[2] / "data" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
 MAX = {"white_box": 2.0, "output": 1.0, "input": 1.0, "coverage": 1.0}
 
 PROGRAMS = [

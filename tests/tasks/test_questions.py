@@ -1,4 +1,4 @@
-"""Questions derived from a trace: every family, gold answers written out by hand (DESIGN §4-§5)."""
+"""Questions derived from a trace: every family, gold answers written out by hand (docs/design.md §4-§5)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from factory.tasks.sampling import (
 )
 from factory.trace import trace_call
 
-CRUXEVAL = Path(__file__).resolve().parents[3] / "shared" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
+CRUXEVAL = Path(__file__).resolve().parents[2] / "data" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
 
 LOOPS = """def helper(a):
     return a * 2

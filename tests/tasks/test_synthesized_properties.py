@@ -1,4 +1,4 @@
-"""Properties of traces and tasks over synthesized cases of the control-flow tiers (DESIGN §4, §5).
+"""Properties of traces and tasks over synthesized cases of the control-flow tiers (docs/design.md §4, §5).
 
 The whole chain runs on real synthesized programs: synthesize → inputs → execute → trace → tasks.
 """

@@ -1,4 +1,4 @@
-"""The trace digest: what the second hash seed's run sends instead of its trace (DESIGN §4).
+"""The trace digest: what the second hash seed's run sends instead of its trace (docs/design.md §4).
 
 Two runs agree exactly when their digests are equal: same steps, same states, values of sets
 compared as sets (a set of strings iterates in hash-seed order), everything else by repr.

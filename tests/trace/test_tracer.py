@@ -1,4 +1,4 @@
-"""The tracer against hand-written traces: every rule of DESIGN §4 and factory/trace/semantics.md.
+"""The tracer against hand-written traces: every rule of docs/design.md §4 and factory/trace/semantics.md.
 
 Expected steps and states are written out by hand from the source (not copied from a run).
 Line numbers count from the first line after the opening triple quote of each program.

@@ -34,7 +34,7 @@ sys.path.insert(0, str(TRAIN))
 import grpo  # noqa: E402
 from grpo_params import load_train_params  # noqa: E402
 
-MBPP = REPO.parent / "shared" / "benchmarks" / "mbpp" / "sanitized-mbpp.json"
+MBPP = REPO / "data" / "benchmarks" / "mbpp" / "sanitized-mbpp.json"
 CARD = """---
 configs:
 - config_name: phase1

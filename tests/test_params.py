@@ -1,0 +1,117 @@
+"""``params.yaml`` loading: the repo's file loads unchanged, a forgotten section or a typo is one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from factory.errors import UserError
+from factory.params import (
+    STAGE_SECTIONS,
+    ExecuteParams,
+    Params,
+    SynthesizeParams,
+    load_params,
+    validate_section,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+PARAMS = REPO / "params.yaml"
+
+
+def _write(tmp_path: Path, data: dict | str) -> Path:
+    path = tmp_path / "params.yaml"
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data))
+    return path
+
+
+def _error(path: Path, stage: str | None = None) -> str:
+    with pytest.raises(UserError) as info:
+        load_params(path, stage=stage)
+    message = str(info.value)
+    assert "\n" not in message, message
+    return message
+
+
+def test_the_repo_params_load_for_every_stage() -> None:
+    raw = yaml.safe_load(PARAMS.read_text())
+    for stage in STAGE_SECTIONS:
+        p = load_params(PARAMS, stage=stage)
+        assert p.seed == raw["seed"]
+        assert p.synthesize.model_dump() == raw["synthesize"]
+    # params.py stays the single source of defaults: the file repeats them (benchmarks aside).
+    assert load_params(PARAMS).synthesize == SynthesizeParams()
+
+
+def test_a_missing_section_the_stage_reads_is_an_error(tmp_path: Path) -> None:
+    raw = yaml.safe_load(PARAMS.read_text())
+    del raw["synthesize"]
+    path = _write(tmp_path, raw)
+    assert _error(path, "synthesize") == (
+        f"{path}: no 'synthesize:' section (the synthesize stage reads its settings from it)"
+    )
+    assert _error(path, "inputs") == (
+        f"{path}: no 'synthesize:' section (the inputs stage reads its settings from it)"
+    )
+    # Stages that do not read it, and callers that name no stage, still load the file.
+    assert load_params(path, stage="tasks").synthesize == SynthesizeParams()
+    assert load_params(path).synthesize == SynthesizeParams()
+
+
+def test_each_stage_needs_only_its_sections(tmp_path: Path) -> None:
+    for stage, sections in STAGE_SECTIONS.items():
+        only = {"seed": 1, **{s: {} for s in sections}}
+        assert load_params(_write(tmp_path, only), stage=stage).seed == 1
+    # The optional stages are off without their section (and say so loudly when they run).
+    assert load_params(_write(tmp_path, "seed: 1\n"), stage="difficulty").difficulty.enabled is False
+
+
+def test_an_unknown_top_level_key_is_an_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, "seed: 1\nsynthesise: {tiers: [1]}\nsynthesize: {}\n")
+    assert _error(path) == f"{path}: synthesise: unknown key (did you mean 'synthesize'?)"
+    path = _write(tmp_path, "seed: 1\nwhatever: 3\n")
+    assert _error(path).startswith(f"{path}: whatever: unknown key (known: seed, synthesize, inputs, ")
+
+
+def test_an_unknown_key_inside_a_section_suggests_the_closest(tmp_path: Path) -> None:
+    path = _write(tmp_path, "synthesize: {programs_per_target_teir: 2}\n")
+    assert _error(path, "synthesize") == (
+        f"{path}: synthesize.programs_per_target_teir: unknown key (did you mean 'programs_per_target_tier'?)"
+    )
+    # Inside a list of sub-sections too.
+    path = _write(tmp_path, "assemble: {benchmarks: [{name: a, path: x, feilds: [code]}]}\n")
+    assert (
+        _error(path, "assemble")
+        == f"{path}: assemble.benchmarks.0.feilds: unknown key (did you mean 'fields'?)"
+    )
+
+
+def test_a_bad_value_still_names_the_param(tmp_path: Path) -> None:
+    path = _write(tmp_path, "synthesize: {tiers: [9]}\n")
+    assert _error(path, "synthesize").startswith(f"{path}: param 'synthesize.tiers': ")
+
+
+def test_partial_dicts_and_sections_keep_their_defaults() -> None:
+    assert Params().synthesize == SynthesizeParams()
+    assert Params.model_validate({"seed": 3}).seed == 3
+    assert validate_section(SynthesizeParams, None, "x").tiers == [1, 2, 3, 4, 5, 6]
+    with pytest.raises(UserError, match=r"^execute params: execute\.bogus: unknown key"):
+        validate_section(ExecuteParams, {"bogus": 1}, "execute params", prefix="execute.")
+
+
+def test_cli_missing_section_is_one_line_exit_2(tmp_path: Path) -> None:
+    path = _write(tmp_path, "seed: 1\n")
+    code = "import sys; from factory.cli import main; main(sys.argv[1:])"
+    command = [sys.executable, "-c", code, "synthesize", "--params", str(path), "--out", str(tmp_path / "o")]
+    command += ["--stats", str(tmp_path / "s.json")]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"execverify: error: {path}: no 'synthesize:' section "
+        "(the synthesize stage reads its settings from it)"
+    ]
+    assert not (tmp_path / "o").exists()
