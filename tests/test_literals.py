@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from factory.literals import literal_eval
 
@@ -83,3 +85,27 @@ def test_no_garbage_cycles() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text() | st.binary(),
+    lambda inner: st.lists(inner) | st.tuples(inner, inner) | st.dictionaries(st.text(), inner),
+    max_leaves=30,
+)
+
+
+@given(_VALUES, st.integers(0, 300))
+def test_repr_exceeds_is_never_wrong(value: object, limit: int) -> None:
+    """``repr_exceeds`` is a lower bound: it says "too long" only when the repr is."""
+    from factory.literals import repr_exceeds
+
+    if repr_exceeds(value, limit):
+        assert len(repr(value)) > limit
+
+
+def test_repr_exceeds_sees_huge_values_at_once() -> None:
+    from factory.literals import repr_exceeds
+
+    assert repr_exceeds("x" * 10**7, 2000) and repr_exceeds(list(range(10**6)), 2000)
+    assert repr_exceeds(10**5000, 2000) and not repr_exceeds(10**1000, 2000)
+    assert not repr_exceeds({"a": [1, 2], "b": (3,)}, 2000)

@@ -36,7 +36,14 @@ from collections.abc import Callable
 from typing import Any
 
 from factory.errors import UserError
-from factory.literals import _literal_shape, args_syntax_reason, is_literal, parse_args, shown_text
+from factory.literals import (
+    _literal_shape,
+    args_syntax_reason,
+    is_literal,
+    parse_args,
+    repr_exceeds,
+    shown_text,
+)
 from factory.program_code import PROGRAM_FILENAME, program_code
 
 HEADER = struct.Struct("<I")
@@ -273,6 +280,9 @@ def describe_output(value: Any, max_output_repr: int | None = None) -> dict[str,
     if max_output_repr is None:
         max_output_repr = _config.max_output_repr
     try:
+        # Too long is decided first, in time bounded by the limit (not by the value's size).
+        if repr_exceeds(value, max_output_repr):
+            return drop(OUTPUT_TOO_LONG)
         if not _literal_shape(value, 0):
             return drop(NON_LITERAL)
         text = repr(value)
