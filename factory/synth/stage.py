@@ -65,6 +65,7 @@ def _draw(job: tuple[int, str, int]) -> tuple[int, str, int, Program | None, str
     """Worker side: generate, check and hash one program (the grammar comes from the forked
     parent). Returns (index, target, tier, program, drop reason, program_id)."""
     index, target, tier = job
+    assert _WORKER_STATE is not None  # set by _drawn before any job is drawn
     grammar, seed, attempts = _WORKER_STATE
     try:
         program = synthesize_one(grammar, seed, index, target, tier, attempts)
@@ -76,7 +77,7 @@ def _draw(job: tuple[int, str, int]) -> tuple[int, str, int, Program | None, str
     return index, target, tier, program, None, program_id(program.source)
 
 
-_WORKER_STATE: tuple[Grammar, int, int] = None  # type: ignore[assignment]
+_WORKER_STATE: tuple[Grammar, int, int] | None = None  # set by _drawn before the workers fork
 
 
 def _drawn(

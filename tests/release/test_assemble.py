@@ -117,7 +117,11 @@ def test_adding_programs_moves_no_existing_program(
         }
 
     small, full = splits(tmp_path / "small" / "release"), splits(release["dir"])
-    assert small and all(full[pid] == split for pid, split in small.items())
+    # A planted near-duplicate whose twin is not in the small release is kept there and dropped
+    # from the full one; every other program of the small release is in the full one too.
+    common = small.keys() & full.keys()
+    assert len(common) >= len(small) - 1 > 0
+    assert all(full[pid] == small[pid] for pid in common)
 
 
 def test_released_rows_score_through_factory_scoring(release: dict, tmp_path: Path) -> None:

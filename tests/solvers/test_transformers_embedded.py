@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from factory.evaluate import evaluate, load_benchmark
@@ -19,12 +17,18 @@ def smol(embedded_dir) -> TransformersSolver:
     return TransformersSolver("embedded", device="cpu", batch_size=2, threads=1)
 
 
-def test_conversion_is_cached_and_loads_fast(embedded_dir) -> None:
-    assert embedded_dir == converted_dir(gguf_path())
-    assert (embedded_dir / "model.safetensors").is_file()
-    start = time.monotonic()
+def test_conversion_is_cached(embedded_dir) -> None:
+    """The GGUF is converted once: a second ensure_converted rewrites nothing, and the cached
+    weights load (how fast they load is a benchmark's business: bench/solvers_throughput.py)."""
+    from factory.solvers.embedded import ensure_converted
+
+    weights = embedded_dir / "model.safetensors"
+    assert embedded_dir == converted_dir(gguf_path()) and weights.is_file()
+    before = weights.stat()
+    assert ensure_converted() == embedded_dir
+    after = weights.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
     TransformersSolver(str(embedded_dir), device="cpu")
-    assert time.monotonic() - start < 5.0  # the brief's target is < 1 s; 5 s leaves room for load
 
 
 def test_generate_shapes_and_determinism(smol: TransformersSolver) -> None:
