@@ -55,7 +55,8 @@ def test_dvc_yaml_declares_the_headline_as_metrics_and_the_full_stats_as_outputs
         written = written.group(1)
         metrics = [p for entry in stage.get("metrics", []) for p in entry]
         assert metrics == [str(summary_path(written))], name
-        assert outs.get(written) == {"cache": False}, name  # versioned in git, like the metrics
+        # versioned in git, like the metrics, and kept through a failed run
+        assert outs.get(written) == {"cache": False, "persist": True}, name
     for dep in stages["assemble"]["deps"]:  # the card reads the full stats: they stay in the DAG
         if dep.startswith("data/metrics/"):
             assert dep in outs_of, dep

@@ -62,6 +62,9 @@ def import_command(
         bool, typer.Option("--verify/--no-verify", help="Keep only items whose reference passes its tests.")
     ] = False,
     limit: Annotated[int | None, typer.Option(help="Read at most this many rows.")] = None,
+    timeout: Annotated[
+        float, typer.Option(help="--verify: CPU seconds each reference solution may take per test.")
+    ] = 5.0,
     stats: Annotated[
         Path | None, typer.Option(help="Stats JSON (default: OUT/../metrics/import-NAME.json).")
     ] = None,
@@ -73,10 +76,14 @@ def import_command(
         raise UserError(f"--show must be at least 0, got {show}")
     if limit is not None and limit < 1:
         raise UserError(f"--limit must be at least 1, got {limit}")
+    if not timeout > 0:
+        raise UserError(f"--timeout must be positive, got {timeout}")
     origin = name or _origin(source)
     stats_path = stats or out.parent / "metrics" / f"import-{origin}.json"
     rows = read_rows(source, config=config, split=split, revision=revision)
-    import_dataset(rows, origin, out, stats_path, show=show, verify=verify, limit=limit).print_summary()
+    import_dataset(
+        rows, origin, out, stats_path, show=show, verify=verify, limit=limit, timeout_s=timeout
+    ).print_summary()
 
 
 def _origin(source: str) -> str:

@@ -216,12 +216,16 @@ def row_to_item(row: Mapping[str, Any], origin: str, index: int, show: int) -> d
     }
 
 
-def _verified(items: list[dict[str, Any]], stats: StageStats, workers: int | None) -> list[dict[str, Any]]:
+def _verified(
+    items: list[dict[str, Any]], stats: StageStats, workers: int | None, timeout_s: float
+) -> list[dict[str, Any]]:
     """The items whose reference solution passes all their tests (the codegen scorer, sandboxed)."""
     from factory.scoring import score_batch
 
     with_ref = [i for i in items if i["source"]]
-    results = score_batch(with_ref, [gold_completion(i) for i in with_ref], workers=workers)
+    results = score_batch(
+        with_ref, [gold_completion(i) for i in with_ref], workers=workers, timeout_s=timeout_s
+    )
     failed = {i["task_id"] for i, r in zip(with_ref, results, strict=True) if r.reward < 1.0}
     for item in items:
         if not item["source"]:
@@ -241,6 +245,7 @@ def import_dataset(
     verify: bool = False,
     limit: int | None = None,
     workers: int | None = None,
+    timeout_s: float = 5.0,
 ) -> StageStats:
     """Write the items of ``rows`` to ``out_dir`` (parquet shards) and the stats JSON."""
     if not origin or any(c.isspace() for c in origin):
@@ -268,7 +273,7 @@ def import_dataset(
             seen.add(item["task_id"])
             items.append(item)
     if verify:
-        items = _verified(items, stats, workers)
+        items = _verified(items, stats, workers, timeout_s)
     with ShardWriter(out_dir, PHASE2_SCHEMA) as out:
         out.write_many(items)
     stats.items_out = len(items)

@@ -68,7 +68,7 @@ def test_items_have_the_schema_signature_examples_and_hidden_tests(built: dict[s
         for call in shown_calls:
             assert f">>> {call})" in item["prompt"]
         for call in hidden_calls:
-            assert call not in item["prompt"]  # hidden means not shown
+            assert f">>> {call})" not in item["prompt"]  # hidden means not shown
 
 
 def test_reference_program_passes_every_hidden_test(built: dict[str, Any]) -> None:
