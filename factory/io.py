@@ -33,8 +33,9 @@ def _umask() -> int:
 
 
 #: tempfile makes private (0700/0600) files and folders; outputs get the modes open() would give.
-_DIR_MODE = 0o777 & ~_umask()
-_FILE_MODE = 0o666 & ~_umask()
+_UMASK = _umask()
+_DIR_MODE = 0o777 & ~_UMASK
+_FILE_MODE = 0o666 & ~_UMASK
 
 
 def temp_sibling(path: str | Path, *, directory: bool, suffix: str = "") -> Path:

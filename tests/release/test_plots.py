@@ -18,11 +18,9 @@ from typing import Any
 import pytest
 import yaml
 
+from factory.release.offline_page import OFFLINE_TEMPLATE, VEGA_BUILDS, offline_html_template
 from factory.release.plots import (
-    OFFLINE_TEMPLATE,
     STAGE_UNITS,
-    VEGA_BUILDS,
-    offline_html_template,
     plot_rows,
     trace_length_bins,
     write_plots,
