@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from factory.grammar.loader import load_grammar
 from factory.grammar.types import parse_type
 from factory.inputs.draw import draw_examples
-from factory.inputs.stage import args_text, combine_pools, draw_type_pool, signature_key
+from factory.inputs.pools import args_text, combine_pools, draw_type_pool, signature_key
 from factory.inputs.strategies import strategy_for
 from factory.io import iter_rows
 

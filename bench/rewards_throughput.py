@@ -41,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from factory.rewards import trl as rewards
-from factory.sandbox import untrusted_fork
+from factory.sandbox.untrusted import fork as untrusted_fork
 from factory.scoring.parse import answer_block, answer_lines, extract_code
 
 # -- programs (white-box, output, input) -------------------------------------------------------

@@ -46,9 +46,10 @@ from factory.inputs.stage import run_inputs_stage
 from factory.io import iter_rows
 from factory.literals import parse_args
 from factory.params import ExecuteParams, InputsParams, SynthesizeParams, TasksParams, TraceParams
-from factory.sandbox.pool import WorkerPool
+from factory.sandbox.trusted.pool import WorkerPool
 from factory.synth.stage import run_synthesize_stage
 from factory.tasks.job import build_all, items_pool
+from factory.trace.jobs import KINDS
 from factory.trace.stage import trace_rows
 
 CRUXEVAL = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
@@ -141,7 +142,7 @@ class Run:
 def measure(cases: list[dict[str, Any]]) -> Run:
     """Ours on fresh pools, warmed on programs that are not measured (no program of the set is in
     any worker's caches when the measurement begins), then the naive tracer."""
-    with Executor() as executor, items_pool() as pool:
+    with Executor(kinds=KINDS) as executor, items_pool() as pool:
         ours(WARM_UP, executor, pool)
 
         def pids() -> list[int]:

@@ -6,7 +6,9 @@ changed, found by identity and cheap fingerprints. This script prints, in one ru
 
 1. traced cases/s on CRUXEval's 800 cases, with capture, for both, and the ratio;
 2. the cost per step on a program with large locals (a 1,000-element list mutated in a loop of
-   1,000 iterations), for both.
+   1,000 iterations), for both;
+3. the cost of the stored trace JSON (``factory.trace.stored.stored_json``, written from the
+   tracer's tuples) against ``json.dumps`` of the trace's dicts, per CRUXEval trace.
 
 Run: ``.venv/bin/python bench/trace_throughput.py [--repeat N]``
 """
@@ -26,7 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from factory.errors import UserError  # noqa: E402
 from factory.literals import parse_args  # noqa: E402
-from factory.trace.tracer import PROGRAM_FILENAME, trace_call  # noqa: E402
+from factory.params import TraceParams  # noqa: E402
+from factory.program_code import PROGRAM_FILENAME  # noqa: E402
+from factory.trace.stored import stored_json  # noqa: E402
+from factory.trace.tracer import trace_call, traced, with_lists  # noqa: E402
 
 CRUXEVAL = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
 
@@ -125,6 +130,42 @@ def per_step_cost(tracer: str, n: int, repeat: int) -> tuple[float, int]:
     return statistics.median(costs), steps
 
 
+def stored_json_cost(cases: list[dict[str, Any]], repeat: int) -> tuple[float, float]:
+    """Median microseconds per ``ok`` trace of ``stored_json`` and of ``json.dumps`` of the dicts
+    (the two are byte-identical; the runs alternate)."""
+    limits = TraceParams()
+    traces = []
+    for case in cases:
+        result, tracer = traced(
+            case["code"],
+            "f",
+            case["input"],
+            True,
+            limits.max_steps,
+            limits.max_repr,
+            eval_args=case["eval"],
+            quiet=True,
+            max_state_bytes=limits.max_state_bytes,
+        )
+        if result["status"] == "ok" and tracer is not None:
+            traces.append((result, tracer))
+
+    def dumps(result: dict[str, Any], tracer: Any) -> str:
+        full = with_lists(dict(result), tracer)
+        stored = {k: full[k] for k in ("status", "output_repr", "output_type", "steps", "states")}
+        return json.dumps(stored, separators=(",", ":"))
+
+    assert all(stored_json(r, t) == dumps(r, t) for r, t in traces)
+    costs: dict[str, list[float]] = {"ours": [], "dumps": []}
+    for _ in range(repeat):
+        for name, encode in (("ours", stored_json), ("dumps", dumps)):
+            start = time.process_time()
+            for result, tracer in traces:
+                encode(result, tracer)
+            costs[name].append((time.process_time() - start) / len(traces) * 1e6)
+    return statistics.median(costs["ours"]), statistics.median(costs["dumps"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (best/median)")
@@ -139,6 +180,7 @@ def main() -> None:
     big_ours, big_steps = per_step_cost("ours", 1000, options.repeat)
     big_lines, _ = per_step_cost("lines", 1000, options.repeat)
     big_base, big_base_steps = per_step_cost("baseline", 1000, options.repeat)
+    json_ours, json_dumps = stored_json_cost(cases, max(5, options.repeat))
     report = {
         "python": sys.version.split()[0],
         "cruxeval_cases": len(cases),
@@ -152,6 +194,8 @@ def main() -> None:
         "large_locals_us_per_step_baseline": round(big_base, 2),
         "large_locals_speedup": round(big_base / big_ours, 2),
         "large_locals_steps": big_steps,
+        "stored_json_us_per_trace_ours": round(json_ours, 2),
+        "stored_json_us_per_trace_json_dumps": round(json_dumps, 2),
     }
     if options.json:
         print(json.dumps(report))
@@ -166,6 +210,10 @@ def main() -> None:
     print(f"  lines only {big_lines:8.2f} us/step (capture=False)")
     print(f"  baseline   {big_base:8.2f} us/step ({big_base_steps} line events)")
     print(f"  speedup    {big_base / big_ours:8.2f}x")
+    print("Stored trace JSON, per CRUXEval trace (CPU):")
+    print(f"  ours       {json_ours:8.2f} us (stored_json, from the tracer's tuples)")
+    print(f"  json.dumps {json_dumps:8.2f} us (of the trace's dicts, built for it)")
+    print(f"  ratio      {json_dumps / json_ours:8.2f}x")
 
 
 if __name__ == "__main__":

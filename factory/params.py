@@ -256,27 +256,16 @@ class Params(_Section):
 # command must have them, so that a forgotten section is an error, not silently the defaults.
 # The optional stages (difficulty, sft) are off unless their section turns them on, and say so
 # loudly when off, so a file without their section is accepted.
-STAGE_SECTIONS: dict[str, tuple[str, ...]] = {
-    "synthesize": ("synthesize",),
-    "inputs": ("synthesize", "inputs", "execute"),
-    "execute": ("execute",),
-    "trace": ("execute", "trace"),
-    "tasks": ("tasks",),
-    "phase2": ("synthesize", "inputs", "execute", "phase2"),
-    "assemble": ("assemble",),
-    "difficulty": (),
-    "sft": (),
-}
-
-
 def load_params(path: str | Path = "params.yaml", stage: str | None = None) -> Params:
     """Read and validate params; a missing file, a bad value or an unknown key is a UserError naming it.
 
-    With ``stage`` (a key of STAGE_SECTIONS), each section that stage reads must be in the file.
+    With ``stage`` (a stage of ``factory.registry``), each section that stage reads must be in the file.
     """
+    from factory.registry import stage as stage_spec  # the registry names each stage's sections
+
     raw = read_params_file(path)
     params = validate_section(Params, raw, str(path))
-    for section in STAGE_SECTIONS[stage] if stage is not None else ():
+    for section in stage_spec(stage).required if stage is not None else ():
         if section not in raw:
             raise UserError(f"{path}: no '{section}:' section (the {stage} stage reads its settings from it)")
     return params

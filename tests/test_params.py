@@ -11,13 +11,13 @@ import yaml
 
 from factory.errors import UserError
 from factory.params import (
-    STAGE_SECTIONS,
     ExecuteParams,
     Params,
     SynthesizeParams,
     load_params,
     validate_section,
 )
+from factory.registry import BY_NAME
 
 REPO = Path(__file__).resolve().parents[1]
 PARAMS = REPO / "params.yaml"
@@ -39,7 +39,7 @@ def _error(path: Path, stage: str | None = None) -> str:
 
 def test_the_repo_params_load_for_every_stage() -> None:
     raw = yaml.safe_load(PARAMS.read_text())
-    for stage in STAGE_SECTIONS:
+    for stage in BY_NAME:
         p = load_params(PARAMS, stage=stage)
         assert p.seed == raw["seed"]
         assert p.synthesize.model_dump() == raw["synthesize"]
@@ -63,7 +63,7 @@ def test_a_missing_section_the_stage_reads_is_an_error(tmp_path: Path) -> None:
 
 
 def test_each_stage_needs_only_its_sections(tmp_path: Path) -> None:
-    for stage, sections in STAGE_SECTIONS.items():
+    for stage, sections in ((name, spec.required) for name, spec in BY_NAME.items()):
         only = {"seed": 1, **{s: {} for s in sections}}
         assert load_params(_write(tmp_path, only), stage=stage).seed == 1
     # The optional stages are off without their section (and say so loudly when they run).
@@ -106,7 +106,17 @@ def test_partial_dicts_and_sections_keep_their_defaults() -> None:
 def test_cli_missing_section_is_one_line_exit_2(tmp_path: Path) -> None:
     path = _write(tmp_path, "seed: 1\n")
     code = "import sys; from factory.cli import main; main(sys.argv[1:])"
-    command = [sys.executable, "-c", code, "synthesize", "--params", str(path), "--out", str(tmp_path / "o")]
+    command = [
+        sys.executable,
+        "-c",
+        code,
+        "stage",
+        "synthesize",
+        "--params",
+        str(path),
+        "--out",
+        str(tmp_path / "o"),
+    ]
     command += ["--stats", str(tmp_path / "s.json")]
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=REPO)
     assert result.returncode == 2, result.stderr

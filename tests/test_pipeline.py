@@ -18,7 +18,7 @@ def _run_pipeline(execverify: str, params: Path, out: Path) -> dict[str, dict]:
     outs = {"synthesize": "programs", "inputs": "cases", "execute": "executions"}
     stats = {}
     for stage in STAGES:
-        cmd = [execverify, stage, "--params", str(params), *inputs.get(stage, [])]
+        cmd = [execverify, "stage", stage, "--params", str(params), *inputs.get(stage, [])]
         cmd += ["--out", str(out / outs[stage]), "--stats", str(out / f"{stage}.json")]
         proc = subprocess.run(
             cmd, capture_output=True, text=True, timeout=600, env={"CI": "1", "PATH": "/usr/bin:/bin"}
@@ -51,13 +51,17 @@ def test_same_params_and_seed_give_byte_identical_outputs(execverify: str, tmp_p
 def test_bad_params_are_one_line_and_exit_2(execverify: str, tmp_path: Path) -> None:
     (tmp_path / "p.yaml").write_text("seed: 1\nsynthesize: {tiers: [9]}\n")
     proc = subprocess.run(
-        [execverify, "synthesize", "--params", str(tmp_path / "p.yaml")], capture_output=True, text=True
+        [execverify, "stage", "synthesize", "--params", str(tmp_path / "p.yaml")],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 2
     assert (
         proc.stderr.count("\n") == 1 and "synthesize.tiers" in proc.stderr and "Traceback" not in proc.stderr
     )
     proc = subprocess.run(
-        [execverify, "synthesize", "--params", str(tmp_path / "missing.yaml")], capture_output=True, text=True
+        [execverify, "stage", "synthesize", "--params", str(tmp_path / "missing.yaml")],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 2 and "not found" in proc.stderr

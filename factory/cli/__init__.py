@@ -28,11 +28,12 @@ app = typer.Typer(
 )
 
 
-def _register_commands() -> None:
+def register_commands() -> None:
+    """Import every command module (each adds its commands to ``app``)."""
     # Imported for their @app.command side effects; each module owns its commands.
     import importlib
 
-    for name in ("run", "stages", "score", "trace", "release", "solvers", "phase2"):
+    for name in ("stages", "run", "trace", "score", "solvers", "release", "phase2", "grammar"):
         try:
             importlib.import_module(f"factory.cli.{name}")
         except ModuleNotFoundError as exc:
@@ -112,9 +113,35 @@ def usage_line(exc: BaseException, argv: list[str] | None = None) -> str:
     return message
 
 
+#: Stage commands of 0.2 (top level then), and where 0.3 put them: a script that still calls the
+#: old name gets one line saying the new one.
+MOVED = {
+    ("synthesize",): "stage synthesize",
+    ("inputs",): "stage inputs",
+    ("execute",): "stage execute",
+    ("traces",): "stage trace",
+    ("tasks",): "stage tasks",
+    ("phase2", "build"): "stage phase2",
+    ("difficulty",): "stage difficulty",
+    ("sft",): "stage sft",
+    ("assemble",): "stage assemble",
+}
+
+
+def _moved(argv: list[str]) -> str | None:
+    for old, new in MOVED.items():
+        if tuple(argv[: len(old)]) == old:
+            return f"'{PROG} {' '.join(old)}' is now '{PROG} {new}' (the stages are under '{PROG} stage')"
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``execverify`` console script."""
-    _register_commands()
+    register_commands()
+    moved = _moved(sys.argv[1:] if argv is None else argv)
+    if moved is not None:
+        print(f"{PROG}: error: {moved}", file=sys.stderr)
+        sys.exit(2)
     try:
         rc = app(args=argv, prog_name=PROG, standalone_mode=False)
     except UserError as exc:

@@ -1,4 +1,5 @@
-"""``execverify phase2 build`` (the phase2 stage) and ``execverify phase2 import`` (outside data)."""
+"""``execverify phase2 import``: outside code-generation data as phase-2 items (the phase2 stage is
+``execverify stage phase2``)."""
 
 from __future__ import annotations
 
@@ -8,41 +9,10 @@ from typing import Annotated
 import typer
 
 from factory.cli import app
-from factory.cli.stages import EXECUTIONS_INPUT, PARAMS, PROGRAMS_INPUT, require_input
 from factory.errors import UserError
-from factory.params import load_params
 
 phase2_app = typer.Typer(help="Phase-2 (code generation) items.", no_args_is_help=True)
 app.add_typer(phase2_app, name="phase2")
-
-
-@phase2_app.command("build")
-def build(
-    params: Path = PARAMS,
-    programs: Path = typer.Option(Path("data/programs"), help="Programs from the synthesize stage."),
-    executions: Path = typer.Option(Path("data/executions"), help="Executions from the execute stage."),
-    out: Path = typer.Option(Path("data/phase2"), help="Output folder of item shards."),
-    stats: Path = typer.Option(Path("data/metrics/phase2.json"), help="Stats JSON (DVC metrics)."),
-    pools: Path | None = typer.Option(
-        None, help="Argument pools saved by the inputs stage (else drawn here with the phase-2 seed)."
-    ),
-) -> None:
-    """Code-generation items from our programs: signature and executed examples shown, hidden tests
-    from extra inputs run here (the phase2 stage)."""
-    from factory.inputs.stage import POOLS_SCHEMA
-    from factory.io import require_columns
-    from factory.phase2.stage import run_phase2_stage
-
-    require_input(programs, PROGRAMS_INPUT)
-    require_input(executions, EXECUTIONS_INPUT)
-    if pools is not None:
-        hint = "pass the --pools folder of the inputs stage"
-        require_columns(pools, POOLS_SCHEMA.names, "argument pools", hint)
-
-    p = load_params(params, stage="phase2")
-    run_phase2_stage(
-        p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammar, programs, executions, out, stats, pools
-    ).print_summary()
 
 
 @phase2_app.command("import")

@@ -1,4 +1,4 @@
-"""``execverify run`` (a program, or a JSONL batch, in the sandbox) and ``execverify execute``.
+"""``execverify run``: a program, or a JSONL batch of cases, in the sandbox under two hash seeds.
 
 ``run`` goes through the same Executor as the execute stage: both hash seeds, the worker pool,
 the same statuses. A batch is read and checked whole before anything runs, so a bad line never
@@ -177,15 +177,17 @@ def run_cases(
     *,
     kind: str = "run",
     agree: Any = None,
+    kinds: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run cases through the Executor (both hash seeds); ``kind="trace"`` traces them."""
+    """Run cases through the Executor (both hash seeds); ``kind="trace"`` traces them (``kinds``:
+    the job kinds of a stage, ``factory.trace.jobs.KINDS``)."""
     from factory.execute.runner import Executor
 
     if workers is None:
-        from factory.sandbox.pool import default_workers
+        from factory.sandbox.trusted.pool import default_workers
 
         workers = max(1, min(default_workers(), len(cases)))
-    with Executor(workers=workers, **limits) as executor:
+    with Executor(workers=workers, kinds=kinds, **limits) as executor:
         return list(executor.run(cases, kind=kind, agree=agree))
 
 
@@ -232,23 +234,3 @@ def _cell(value: str | None) -> str:
     if value is None:
         return "—"
     return escape(value if len(value) <= 300 else value[:300] + "…")
-
-
-@app.command("execute")
-def execute_command(
-    cases: Annotated[Path, typer.Option("--cases", help="Cases table (inputs stage output).")] = Path(
-        "data/cases"
-    ),
-    out: Annotated[Path, typer.Option("--out", help="Executions table to write.")] = Path("data/executions"),
-    stats: Annotated[Path, typer.Option("--stats", help="Stats JSON (DVC metrics).")] = Path(
-        "data/metrics/execute.json"
-    ),
-    params: Annotated[Path, typer.Option("--params", help="params.yaml")] = Path("params.yaml"),
-) -> None:
-    """Stage: run every case in the sandbox under two hash seeds; keep each case with its status."""
-    from factory.execute.stage import REQUIRED_COLUMNS, run_execute_stage
-    from factory.io import require_columns
-    from factory.params import load_params
-
-    require_columns(cases, REQUIRED_COLUMNS, "cases", "pass the output of the inputs stage")
-    run_execute_stage(cases, out, stats, load_params(params, stage="execute").execute).print_summary()

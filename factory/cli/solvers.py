@@ -1,9 +1,8 @@
-"""``execverify difficulty`` (the stage dvc.yaml runs) and ``execverify eval`` (a model on a benchmark)."""
+"""``execverify eval``: a model on a benchmark (the difficulty and sft stages are ``execverify stage``)."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -12,57 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from factory.cli import app
-from factory.cli.stages import PARAMS
 from factory.errors import UserError
-from factory.io import require_columns
-from factory.params import SolverParams, load_params, validate_section
-
-
-def require_tasks(tasks: Path) -> None:
-    """UserError unless ``tasks`` is a tasks table (the columns a tasks row always has)."""
-    from factory.tasks.stage import TASKS_SCHEMA
-
-    columns = [f.name for f in TASKS_SCHEMA if not f.nullable]
-    require_columns(tasks, columns, "tasks", "pass the output of the tasks stage")
-
-
-@app.command("difficulty")
-def difficulty_stage(
-    params: Path = PARAMS,
-    tasks: Path = typer.Option(Path("data/tasks"), help="Tasks from the tasks stage."),
-    out: Path = typer.Option(Path("data/difficulty"), help="Output folder: the tasks in the band."),
-    pass_stats: Path = typer.Option(
-        Path("data/difficulty_stats"),
-        "--pass-stats",
-        help="Output folder: pass statistics of every judged task.",
-    ),
-    stats: Path = typer.Option(Path("data/metrics/difficulty.json"), help="Stats JSON (DVC metrics)."),
-) -> None:
-    """A solver model answers every task n times; keep the tasks whose passes lie in the band."""
-    from factory.difficulty.stage import run_difficulty_stage, summary_line
-
-    p = load_params(params, stage="difficulty")
-    require_tasks(tasks)
-    run = run_difficulty_stage(tasks, out, pass_stats, stats, p.difficulty, p.seed)
-    run.stats.print_summary()
-    if p.difficulty.enabled:
-        print(f"difficulty: {summary_line(run)}", file=sys.stderr)
-
-
-@app.command("sft")
-def sft_stage(
-    params: Path = PARAMS,
-    tasks: Path = typer.Option(Path("data/tasks"), help="Tasks from the tasks stage."),
-    out: Path = typer.Option(Path("data/sft"), help="Output folder: chat-format SFT examples."),
-    stats: Path = typer.Option(Path("data/metrics/sft.json"), help="Stats JSON (DVC metrics)."),
-) -> None:
-    """SFT warm-up data: a teacher's responses to output/input tasks, kept when judged right."""
-    from factory.sft import run_sft_stage
-
-    p = load_params(params, stage="sft")
-    if p.sft.enabled:  # switched off, the stage reads nothing
-        require_tasks(tasks)
-    run_sft_stage(tasks, out, stats, p.sft, p.seed).print_summary()
+from factory.params import SolverParams, validate_section
 
 
 @app.command("eval")

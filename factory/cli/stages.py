@@ -1,118 +1,257 @@
-"""Stage commands (what dvc.yaml runs) and grammar tools."""
+"""``execverify stage <name>``: the pipeline stages, exactly as ``dvc.yaml`` runs them.
+
+One command per entry of ``factory.registry``; the input folders are checked against their data
+contracts before a stage runs (the wrong table is one line and exit 2). The one-off tools
+(``run``, ``trace``, ``questions``, ``task``, ``score``, ``eval``, ``publish``) are top-level
+commands of their own modules.
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
 from factory.cli import app
-from factory.io import require_columns
-from factory.params import load_params
+from factory.contracts import CASES, EXECUTIONS, PROGRAMS, TASKS, TRACES
+from factory.errors import UserError
+from factory.params import Params, load_params
+from factory.registry import stage
 
-grammar_app = typer.Typer(help="Inspect and validate grammar folders.", no_args_is_help=True)
-app.add_typer(grammar_app, name="grammar")
-
-PARAMS = typer.Option(Path("params.yaml"), "--params", help="The params file (params.yaml).")
-
-# The columns each stage reads from its input table (checked before it runs, so that the wrong
-# table is one line and exit 2, not an empty output): (columns, table name, hint).
-PROGRAMS_INPUT = (
-    ("program_id", "source", "entry", "param_types", "tier", "target", "grammar_hash"),
-    "programs",
-    "pass the output of the synthesize stage",
+stage_app = typer.Typer(
+    help="The pipeline stages (what dvc.yaml runs; `dvc repro` runs them all).", no_args_is_help=True
 )
-EXECUTIONS_INPUT = (
-    ("case_id", "program_id", "source", "entry", "args", "tier", "status"),
-    "executions",
-    "pass the output of the execute stage",
-)
-TRACES_INPUT = (
-    ("case_id", "source", "entry", "args", "trace"),
-    "traces",
-    "pass the output of the trace stage",
-)
+app.add_typer(stage_app, name="stage")
+
+ParamsFile = Annotated[Path, typer.Option("--params", help="The params file.")]
+Stats = Annotated[Path, typer.Option("--stats", help="Stats JSON (its summary is a DVC metric).")]
 
 
-def require_input(folder: Path, spec: tuple[tuple[str, ...], str, str]) -> None:
-    """UserError unless ``folder`` is a table with the columns of ``spec`` (see ``*_INPUT``)."""
-    columns, what, hint = spec
-    require_columns(folder, columns, what, hint)
+def _default(name: str, option: str) -> Path:
+    return Path(stage(name).default(option))
 
 
-@app.command()
+def _params(path: Path, name: str) -> Params:
+    return load_params(path, stage=name)
+
+
+def _language(p: Params) -> str:
+    """The language of the run's programs: the grammar folder's (``synthesize.grammar``)."""
+    from factory.languages import grammar_language
+
+    return grammar_language(p.synthesize.grammar)
+
+
+@stage_app.command("synthesize", help=stage("synthesize").summary)
 def synthesize(
-    params: Path = PARAMS,
-    out: Path = typer.Option(Path("data/programs"), help="Output folder of program shards."),
-    stats: Path = typer.Option(Path("data/metrics/synthesize.json"), help="Stats JSON (DVC metrics)."),
+    params: ParamsFile = Path("params.yaml"),
+    out: Annotated[Path, typer.Option(help="Output folder: program shards.")] = _default(
+        "synthesize", "--out"
+    ),
+    stats: Stats = _default("synthesize", "--stats"),
 ) -> None:
-    """Generate programs for every target operation in every tier (the synthesize stage)."""
     from factory.synth.stage import run_synthesize_stage
 
-    p = load_params(params, stage="synthesize")
+    p = _params(params, "synthesize")
     run_synthesize_stage(p.seed, p.synthesize, out, stats).print_summary()
 
 
-@app.command()
+@stage_app.command("inputs", help=stage("inputs").summary)
 def inputs(
-    params: Path = PARAMS,
-    programs: Path = typer.Option(Path("data/programs"), help="Programs from the synthesize stage."),
-    out: Path = typer.Option(Path("data/cases"), help="Output folder of case shards."),
-    stats: Path = typer.Option(Path("data/metrics/inputs.json"), help="Stats JSON (DVC metrics)."),
-    pools: Path | None = typer.Option(None, help="Also save the drawn argument pools here."),
+    params: ParamsFile = Path("params.yaml"),
+    programs: Annotated[Path, typer.Option(help="Programs (the synthesize stage's).")] = _default(
+        "inputs", "--programs"
+    ),
+    out: Annotated[Path, typer.Option(help="Output folder: case shards.")] = _default("inputs", "--out"),
+    stats: Stats = _default("inputs", "--stats"),
+    pools: Annotated[Path | None, typer.Option(help="Also save the drawn argument pools here.")] = None,
 ) -> None:
-    """Draw inputs for every program with Hypothesis and keep those that cover most (the inputs stage)."""
     from factory.inputs.stage import run_inputs_stage
 
-    p = load_params(params, stage="inputs")
-    require_input(programs, PROGRAMS_INPUT)
+    p = _params(params, "inputs")
+    PROGRAMS.check(programs)
     run_inputs_stage(
         p.seed, p.inputs, p.execute, p.synthesize.grammar, programs, out, stats, pools
     ).print_summary()
 
 
-@app.command("traces")
-def traces_stage(
-    params: Path = PARAMS,
-    executions: Path = typer.Option(Path("data/executions"), help="Executions from the execute stage."),
-    out: Path = typer.Option(Path("data/traces"), help="Output folder of trace shards."),
-    stats: Path = typer.Option(Path("data/metrics/trace.json"), help="Stats JSON (DVC metrics)."),
+@stage_app.command("execute", help=stage("execute").summary)
+def execute(
+    params: ParamsFile = Path("params.yaml"),
+    cases: Annotated[Path, typer.Option(help="Cases (the inputs stage's).")] = _default("execute", "--cases"),
+    out: Annotated[Path, typer.Option(help="Output folder: executions.")] = _default("execute", "--out"),
+    stats: Stats = _default("execute", "--stats"),
 ) -> None:
-    """Trace every ok execution under both hash seeds; keep the cases whose traces agree (the trace
-    stage; `execverify trace FILE` traces one program)."""
+    from factory.execute.stage import run_execute_stage
+
+    p = _params(params, "execute")
+    CASES.check(cases)
+    run_execute_stage(cases, out, stats, p.execute, language=_language(p)).print_summary()
+
+
+@stage_app.command("trace", help=stage("trace").summary)
+def trace(
+    params: ParamsFile = Path("params.yaml"),
+    executions: Annotated[Path, typer.Option(help="Executions (the execute stage's).")] = _default(
+        "trace", "--executions"
+    ),
+    out: Annotated[Path, typer.Option(help="Output folder: trace shards.")] = _default("trace", "--out"),
+    stats: Stats = _default("trace", "--stats"),
+) -> None:
     from factory.trace.stage import run_trace_stage
 
-    p = load_params(params, stage="trace")
-    require_input(executions, EXECUTIONS_INPUT)
-    run_trace_stage(executions, out, stats, p.trace, p.execute).print_summary()
+    p = _params(params, "trace")
+    EXECUTIONS.check(executions)
+    run_trace_stage(executions, out, stats, p.trace, p.execute, language=_language(p)).print_summary()
 
 
-@app.command("tasks")
-def tasks_stage(
-    params: Path = PARAMS,
-    traces: Path = typer.Option(Path("data/traces"), help="Traces from the trace stage."),
-    out: Path = typer.Option(Path("data/tasks"), help="Output folder of task shards."),
-    stats: Path = typer.Option(Path("data/metrics/tasks.json"), help="Stats JSON (DVC metrics)."),
+@stage_app.command("tasks", help=stage("tasks").summary)
+def tasks(
+    params: ParamsFile = Path("params.yaml"),
+    traces: Annotated[Path, typer.Option(help="Traces (the trace stage's).")] = _default("tasks", "--traces"),
+    out: Annotated[Path, typer.Option(help="Output folder: task shards.")] = _default("tasks", "--out"),
+    stats: Stats = _default("tasks", "--stats"),
 ) -> None:
-    """Derive the question items (white-box, output, input, coverage) from every trace."""
     from factory.tasks.stage import run_tasks_stage
 
-    p = load_params(params, stage="tasks")
-    require_input(traces, TRACES_INPUT)
-    run_tasks_stage(traces, out, stats, p.seed, p.tasks).print_summary()
+    p = _params(params, "tasks")
+    TRACES.check(traces)
+    run_tasks_stage(traces, out, stats, p.seed, p.tasks, language=_language(p)).print_summary()
 
 
-@grammar_app.command("check")
-def grammar_check(
-    folder: Path = typer.Argument(Path("grammars/python"), help="A language folder."),
+@stage_app.command("phase2", help=stage("phase2").summary)
+def phase2(
+    params: ParamsFile = Path("params.yaml"),
+    programs: Annotated[Path, typer.Option(help="Programs (the synthesize stage's).")] = _default(
+        "phase2", "--programs"
+    ),
+    executions: Annotated[Path, typer.Option(help="Executions (the execute stage's).")] = _default(
+        "phase2", "--executions"
+    ),
+    out: Annotated[Path, typer.Option(help="Output folder: item shards.")] = _default("phase2", "--out"),
+    stats: Stats = _default("phase2", "--stats"),
+    pools: Annotated[
+        Path | None,
+        typer.Option(
+            help="Argument pools saved by the inputs stage (else drawn here with the phase-2 seed)."
+        ),
+    ] = None,
 ) -> None:
-    """Validate a grammar folder; problems are reported as file:line: message (exit 2)."""
-    from factory.grammar.loader import load_grammar
+    from factory.contracts import POOLS_SCHEMA
+    from factory.io import require_columns
+    from factory.phase2.stage import run_phase2_stage
 
-    grammar = load_grammar(folder)
-    types = len(grammar.types)
-    print(
-        f"{folder}: ok — {types} types, {len(grammar.targets())} operations "
-        f"({len(grammar.operations)} variants), {len(grammar.predicates)} predicates, "
-        f"hash {grammar.grammar_hash}"
+    p = _params(params, "phase2")
+    PROGRAMS.check(programs)
+    EXECUTIONS.check(executions)
+    if pools is not None:
+        hint = "pass the --pools folder of the inputs stage"
+        require_columns(pools, POOLS_SCHEMA.names, "argument pools", hint)
+    run_phase2_stage(
+        p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammar, programs, executions, out, stats, pools
+    ).print_summary()
+
+
+@stage_app.command("difficulty", help=stage("difficulty").summary)
+def difficulty(
+    params: ParamsFile = Path("params.yaml"),
+    tasks: Annotated[Path, typer.Option(help="Tasks (the tasks stage's).")] = _default(
+        "difficulty", "--tasks"
+    ),
+    out: Annotated[Path, typer.Option(help="Output folder: the tasks in the band.")] = _default(
+        "difficulty", "--out"
+    ),
+    pass_stats: Annotated[
+        Path, typer.Option("--pass-stats", help="Output folder: the pass statistics of every judged task.")
+    ] = _default("difficulty", "--pass-stats"),
+    stats: Stats = _default("difficulty", "--stats"),
+) -> None:
+    from factory.difficulty.stage import run_difficulty_stage, summary_line
+
+    p = _params(params, "difficulty")
+    TASKS.check(tasks)
+    run = run_difficulty_stage(tasks, out, pass_stats, stats, p.difficulty, p.seed)
+    run.stats.print_summary()
+    if p.difficulty.enabled:
+        print(f"difficulty: {summary_line(run)}", file=sys.stderr)
+
+
+@stage_app.command("sft", help=stage("sft").summary)
+def sft(
+    params: ParamsFile = Path("params.yaml"),
+    tasks: Annotated[Path, typer.Option(help="Tasks (the tasks stage's).")] = _default("sft", "--tasks"),
+    out: Annotated[Path, typer.Option(help="Output folder: chat-format SFT examples.")] = _default(
+        "sft", "--out"
+    ),
+    stats: Stats = _default("sft", "--stats"),
+) -> None:
+    from factory.sft import run_sft_stage
+
+    p = _params(params, "sft")
+    if p.sft.enabled:  # switched off, the stage reads nothing
+        TASKS.check(tasks)
+    run_sft_stage(tasks, out, stats, p.sft, p.seed).print_summary()
+
+
+@stage_app.command("assemble", help=stage("assemble").summary)
+def assemble(
+    params: ParamsFile = Path("params.yaml"),
+    tasks: Annotated[
+        Path, typer.Option(help="Items: the difficulty stage's (or the tasks stage's).")
+    ] = _default("assemble", "--tasks"),
+    out: Annotated[Path, typer.Option(help="The release folder (the Hub's layout).")] = _default(
+        "assemble", "--out"
+    ),
+    stats: Stats = _default("assemble", "--stats"),
+    plots: Annotated[Path, typer.Option(help="Plot data as CSV (DVC plots).")] = _default(
+        "assemble", "--plots"
+    ),
+    metrics_dir: Annotated[Path, typer.Option(help="Stats of the earlier stages, for the card.")] = Path(
+        "data/metrics"
+    ),
+    difficulty_stats: Annotated[
+        Path | None,
+        typer.Option(
+            "--difficulty-stats",
+            help="Stats JSON of the difficulty stage (its solver and band go in the card).",
+        ),
+    ] = None,
+    lock: Annotated[Path, typer.Option(help="dvc.lock, for the revision of each stage.")] = Path("dvc.lock"),
+    extra_input: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--extra-input", help="NAME=DIR: another items folder, read by the config of that name."
+        ),
+    ] = None,
+) -> None:
+    from factory.io import require_columns
+    from factory.release.stage import REQUIRED, release_note, run_assemble_stage
+
+    extra = {}
+    for spec in extra_input or []:
+        name, sep, folder = spec.partition("=")
+        if not sep or not name or not folder:
+            raise UserError(f"--extra-input {spec!r}: expected NAME=DIR")
+        extra[name] = Path(folder)
+    p = _params(params, "assemble")
+    require_columns(tasks, REQUIRED, "tasks", "pass the output of the tasks (or difficulty) stage")
+    for name, folder_path in extra.items():
+        require_columns(
+            folder_path, REQUIRED, "items", f"--extra-input {name}= needs a folder of item shards"
+        )
+    result = run_assemble_stage(
+        tasks,
+        out,
+        stats,
+        p.assemble,
+        all_params=p.model_dump(),
+        metrics_dir=metrics_dir,
+        plots_dir=plots,
+        difficulty_stats=difficulty_stats,
+        lock_path=lock,
+        extra_inputs=extra,
     )
+    result.print_summary()
+    print(release_note(out, result))

@@ -16,6 +16,7 @@ import typer
 from factory.cli import app
 from factory.cli.run import read_batch, read_program, run_cases
 from factory.errors import UserError
+from factory.params import TraceParams
 
 TRACE_KEYS = ("status", "output_repr", "output_type", "steps", "states")
 FILE_ARG = typer.Argument(help="Python file that defines the entry function.")
@@ -29,15 +30,19 @@ def _limits(timeout: float, max_steps: int) -> tuple[dict[str, Any], dict[str, A
         raise UserError(f"--timeout must be positive, got {timeout}")
     if max_steps < 1:
         raise UserError(f"--max-steps must be at least 1, got {max_steps}")
-    return {"timeout_s": timeout}, {"max_steps": max_steps, "max_repr": 300}
+    from factory.trace.jobs import payload_limits
+
+    return {"timeout_s": timeout}, {**payload_limits(TraceParams()), "max_steps": max_steps}
 
 
 def trace_cases(cases: list[dict[str, Any]], timeout: float, max_steps: int) -> list[dict[str, Any]]:
     """Traces of cases (``source``, ``entry``, ``args``), checked under both hash seeds."""
+    from factory.trace.jobs import KINDS
     from factory.trace.stage import same_trace
 
     limits, options = _limits(timeout, max_steps)
-    results = run_cases([{**c, **options} for c in cases], limits, None, kind="trace", agree=same_trace)
+    cases = [{**c, **options} for c in cases]
+    results = run_cases(cases, limits, None, kind="trace", agree=same_trace, kinds=KINDS)
     for result in results:
         if result["status"] == "bad_program":
             raise UserError(f"bad program: {result.get('error') or result.get('detail')}")

@@ -16,42 +16,21 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
+from factory.contracts import DIFFICULTY_SCHEMA, PASS_STATS_SCHEMA, SOLVER_FIELDS, TASKS_SCHEMA
+from factory.difficulty.bands import band
 from factory.evaluate.metrics import verdict
 from factory.evaluate.run import score_samples
-from factory.io import ShardWriter, count_rows, iter_rows
+from factory.io import count_rows, iter_rows
 from factory.params import DifficultyParams
-from factory.progress import progress
 from factory.solvers import CachedSolver, solver_from_params
+from factory.stage import Outcome, Output, Tally, chunks, run_stage
 from factory.stats import StageStats
-from factory.tasks.stage import TASKS_SCHEMA
 
-SOLVER_FIELDS: list[pa.Field[Any]] = [
-    pa.field("solver_model", pa.string()),
-    pa.field("n", pa.int32()),
-    pa.field("passes", pa.int32()),
-    pa.field("pass_rate", pa.float64()),
-    pa.field("mean_reward", pa.float64()),
-    pa.field("unparsed", pa.int32()),  # samples with no parseable answer block
-]
-DIFFICULTY_SCHEMA = pa.schema([*TASKS_SCHEMA, *SOLVER_FIELDS])
-# The ignore: mypy joins these columns' different types (pyarrow-stubs) to object.
-PASS_STATS_SCHEMA = pa.schema(
-    [  # type: ignore[arg-type]
-        pa.field("task_id", pa.string(), nullable=False),
-        pa.field("case_id", pa.string()),
-        pa.field("family", pa.string()),
-        pa.field("tier", pa.int32()),
-        *SOLVER_FIELDS,
-        pa.field("in_band", pa.bool_()),
-    ]
-)
 OFF_NOTICE = (
     "DIFFICULTY FILTER OFF (difficulty.enabled: false): no solver model judged these tasks; every "
     "task passes unfiltered. Turn it on with `dvc exp run -S difficulty.enabled=true` (embedded CPU "
@@ -85,33 +64,33 @@ def judge_samples(rows: Sequence[Mapping[str, Any]], samples: Sequence[Sequence[
     return judged
 
 
-class _Tally:
-    """Counts by tier and family, and the histogram of passes, for the metrics."""
+class _FamilyTally:
+    """Counts by family and the histogram of passes, for the metrics (the runner counts tiers)."""
 
     def __init__(self) -> None:
-        self.by_tier: dict[str, Counter[str]] = defaultdict(Counter)
         self.by_family: dict[str, Counter[str]] = defaultdict(Counter)
         self.pass_rate_sum: defaultdict[str, float] = defaultdict(float)
         self.passes: Counter[int] = Counter()
 
     def add(self, row: Mapping[str, Any], judged: Judged | None, kept: bool) -> None:
-        for table, key in ((self.by_tier, str(row.get("tier"))), (self.by_family, row["family"])):
-            table[key]["in"] += 1
-            table[key]["kept"] += kept
+        family = self.by_family[row["family"]]
+        family["in"] += 1
+        family["kept"] += kept
         if judged is not None:
-            self.by_family[row["family"]]["judged"] += 1
+            family["judged"] += 1
             self.pass_rate_sum[row["family"]] += judged.pass_rate
             self.passes[judged.passes] += 1
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, tally: Tally) -> dict[str, Any]:
         families: dict[str, dict[str, float]] = {}
         for family, c in sorted(self.by_family.items()):
             families[family] = dict(sorted(c.items()))
             if c["judged"]:
                 families[family]["mean_pass_rate"] = round(self.pass_rate_sum[family] / c["judged"], 6)
-        tiers = sorted(self.by_tier.items(), key=lambda kv: (not kv[0].isdigit(), kv[0].zfill(4)))
+        tiers = {str(t): {"in": n, "kept": tally.tiers_out[t]} for t, n in tally.tiers_in.items()}
+        ordered = sorted(tiers.items(), key=lambda kv: (not kv[0].isdigit(), kv[0].zfill(4)))
         return {
-            "by_tier": {tier: dict(sorted(c.items())) for tier, c in tiers},
+            "by_tier": dict(ordered),
             "by_family": families,
             "passes_histogram": {str(k): v for k, v in sorted(self.passes.items())},
         }
@@ -140,69 +119,71 @@ def run_difficulty_stage(
     """Judge the tasks of ``tasks_dir`` (when enabled) and write the band, the pass statistics
     and the metrics. ``solver`` overrides the one the params describe (tests pass their own)."""
     p = params
-    total = count_rows(tasks_dir)
-    stats = StageStats("difficulty")
-    tally = _Tally()
+    families = _FamilyTally()
     if p.enabled and solver is None:
         solver = solver_from_params(p, "difficulty")
     solver_model = solver.model_id if (p.enabled and solver is not None) else None
-    with (
-        ShardWriter(out_dir, DIFFICULTY_SCHEMA, rows_per_shard=p.rows_per_shard) as writer,
-        ShardWriter(pass_stats_dir, PASS_STATS_SCHEMA, rows_per_shard=p.rows_per_shard) as pass_writer,
-        progress("difficulty", total) as advance,
-    ):
+
+    def outcomes(tasks: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
+        if not p.enabled:
+            for row in tasks:
+                families.add(row, None, True)
+                yield Outcome([_with_stats(row, None, None)], tier=row.get("tier"))
+            return
+        assert solver is not None
         seen = 0
-        for batch in iter_rows(tasks_dir, batch_rows=p.chunk):
-            stats.items_in += len(batch)
-            if not p.enabled:
-                for row in batch:
-                    writer.write(_with_stats(row, None, None))
-                    tally.add(row, None, True)
-                stats.items_out += len(batch)
-                advance(len(batch))
-                continue
-            assert solver is not None
+        for batch in chunks(tasks, p.chunk):
             take = len(batch) if not p.limit else max(0, min(len(batch), p.limit - seen))
             judged_rows, rest = batch[:take], batch[take:]
             seen += take
-            if rest:
-                stats.drop("not_judged_over_limit", len(rest))
-                for row in rest:
-                    tally.add(row, None, False)
             if judged_rows:
                 prompts = [row["prompt"] for row in judged_rows]
                 samples = solver.generate(prompts, p.n, p.temperature, p.top_p, p.max_tokens, seed)
-                for row, judged in zip(judged_rows, judge_samples(judged_rows, samples), strict=True):
-                    kept = p.min_pass <= judged.passes <= p.max_pass
-                    pass_writer.write({**_pass_stats(row, judged, solver_model), "in_band": kept})
-                    tally.add(row, judged, kept)
-                    if kept:
-                        writer.write(_with_stats(row, judged, solver_model))
-                        stats.items_out += 1
-                    else:
-                        stats.drop("too_easy" if judged.passes > p.max_pass else "too_hard")
-            advance(len(batch))
-    stats.extra.update(tally.to_dict())
-    stats.extra.update(
-        {
-            "enabled": p.enabled,
-            "solver": p.solver if p.enabled else None,
-            "solver_model": solver_model,
-            "n": p.n if p.enabled else 0,
-            "min_pass": p.min_pass,
-            "max_pass": p.max_pass,
-            "sampling": {
-                "temperature": p.temperature,
-                "top_p": p.top_p,
-                "max_tokens": p.max_tokens,
-                "seed": seed,
-            },
-            "limit": p.limit,
-        }
+                judged_all = judge_samples(judged_rows, samples)
+                banded = band([j.passes for j in judged_all], p.min_pass, p.max_pass).iter_rows()
+                for row, judged, (_, kept, reason) in zip(judged_rows, judged_all, banded, strict=True):
+                    families.add(row, judged, kept)
+                    pass_row = {**_pass_stats(row, judged, solver_model), "in_band": kept}
+                    rows = [_with_stats(row, judged, solver_model)] if kept else []
+                    yield Outcome(rows, reason, row.get("tier"), [pass_row])
+            for row in rest:
+                families.add(row, None, False)
+                yield Outcome(drop="not_judged_over_limit", tier=row.get("tier"))
+
+    def extra(tally: Tally) -> dict[str, Any]:
+        stats = families.to_dict(tally)
+        stats.update(
+            {
+                "enabled": p.enabled,
+                "solver": p.solver if p.enabled else None,
+                "solver_model": solver_model,
+                "n": p.n if p.enabled else 0,
+                "min_pass": p.min_pass,
+                "max_pass": p.max_pass,
+                "sampling": {
+                    "temperature": p.temperature,
+                    "top_p": p.top_p,
+                    "max_tokens": p.max_tokens,
+                    "seed": seed,
+                },
+                "limit": p.limit,
+            }
+        )
+        if not p.enabled:
+            stats["notice"] = OFF_NOTICE
+        return stats
+
+    rows = (row for batch in iter_rows(tasks_dir, batch_rows=p.chunk) for row in batch)
+    stats = run_stage(
+        "difficulty",
+        rows,
+        outcomes,
+        Output(out_dir, DIFFICULTY_SCHEMA, rows_per_shard=p.rows_per_shard),
+        stats_path,
+        total=count_rows(tasks_dir),
+        extra=extra,
+        side_output=Output(pass_stats_dir, PASS_STATS_SCHEMA, rows_per_shard=p.rows_per_shard),
     )
-    if not p.enabled:
-        stats.extra["notice"] = OFF_NOTICE
-    stats.write(stats_path)
     return DifficultyRun(
         stats,
         model_calls=solver.model_calls if solver else 0,

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from factory.literals import literal_eval, strict_equal
+from factory import languages
+from factory.languages import Language
 from factory.params import ExecuteParams
 from factory.program_code import portable_code
-from factory.sandbox.pool import WorkerPool, default_workers, map_pools
-from factory.sandbox.worker import CRASH, RESOURCE_LIMIT
+from factory.sandbox.trusted.pool import WorkerPool, default_workers, map_pools
+from factory.sandbox.trusted.worker import CRASH, RESOURCE_LIMIT
 
 NONDETERMINISTIC = "nondeterministic"
 # When the two runs end differently and one of them hit a resource limit, that limit is the more
@@ -48,37 +49,47 @@ def _by_source(payload: dict[str, Any]) -> str:
     return payload["source"]
 
 
-def same_output(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Two ``ok`` results agree: equal reprs, or reprs of the same value (see ``same_value``)."""
+def same_output(a: dict[str, Any], b: dict[str, Any], values: Language | None = None) -> bool:
+    """Two ``ok`` results agree: equal reprs, or reprs of the same value (see ``same_value``),
+    read with the value model of ``values`` (a language; default Python)."""
     if a["output_type"] != b["output_type"]:
         return False
     if a["output_repr"] == b["output_repr"]:
         return True
+    values = values or languages.language("python")
     try:
-        return same_value(literal_eval(a["output_repr"]), literal_eval(b["output_repr"]))
+        return same_value(
+            values.literal_value(a["output_repr"]), values.literal_value(b["output_repr"]), values
+        )
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
 
 
-def same_value(a: Any, b: Any) -> bool:
-    """Sets compared as sets, everything else exactly: same types, and dicts in the same order.
+def same_value(a: Any, b: Any, values: Language | None = None) -> bool:
+    """Sets compared as sets, everything else exactly: same types, and dicts in the same order
+    (the elements compared with the ``strict_equal`` of ``values``, a language; default Python).
 
     (A dict whose key order follows the hash seed shows hash-dependent iteration, like a list
     built from a set, so its two runs do not agree.)
     """
+    values = values or languages.language("python")
     if type(a) is not type(b):
         return False
     if isinstance(a, dict):
         return len(a) == len(b) and all(
-            same_value(ka, kb) and same_value(a[ka], b[kb]) for ka, kb in zip(a, b, strict=True)
+            same_value(ka, kb, values) and same_value(a[ka], b[kb], values)
+            for ka, kb in zip(a, b, strict=True)
         )
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
-    return strict_equal(a, b)
+        return len(a) == len(b) and all(same_value(x, y, values) for x, y in zip(a, b, strict=True))
+    return values.strict_equal(a, b)
 
 
-def combine(results: Sequence[dict[str, Any]], agree: Agree | None = None) -> dict[str, Any]:
-    """One verdict from the runs of a case under several hash seeds; the first run is recorded."""
+def combine(
+    results: Sequence[dict[str, Any]], agree: Agree | None = None, values: Language | None = None
+) -> dict[str, Any]:
+    """One verdict from the runs of a case under several hash seeds; the first run is recorded
+    (outputs compared with the value model of ``values``, a language; default Python)."""
     first = results[0]
     status = first["status"]
     for other in results[1:]:
@@ -87,7 +98,7 @@ def combine(results: Sequence[dict[str, Any]], agree: Agree | None = None) -> di
                 if any(r["status"] == limit for r in results):
                     return _verdict(first, limit)
             return _verdict(first, NONDETERMINISTIC)
-        if status == "ok" and not same_output(first, other):
+        if status == "ok" and not same_output(first, other, values):
             return _verdict(first, NONDETERMINISTIC)
         if agree is not None and not agree(first, other):
             return _verdict(first, NONDETERMINISTIC)
@@ -105,7 +116,9 @@ class Executor:
 
     The inputs stage reuses one Executor for its ``lines`` runs; the execute stage and
     ``execverify run`` use ``run``. Pools start when the Executor is made and live until close.
-    ``workers`` is per pool; None shares the cores between the pools.
+    ``workers`` is per pool; None shares the cores between the pools. ``language`` (default
+    Python) gives the job kinds (its ``runner`` facet: ``run``, ``lines``) and the value model that
+    compares the outputs of the seeds; ``kinds`` adds job kinds of a caller's own (the tracer's).
     """
 
     def __init__(
@@ -117,11 +130,15 @@ class Executor:
         hash_seeds: Sequence[int] = (1, 2),
         workers: int | None = None,
         max_output_bytes: int = 65536,
+        kinds: Mapping[str, str] | None = None,
+        language: Language | None = None,
     ) -> None:
         seeds = list(hash_seeds)
         if len(seeds) < 2 or len(set(seeds)) != len(seeds):
             raise ValueError(f"hash_seeds must be at least two different seeds, got {seeds!r}")
         self.hash_seeds = seeds
+        self.language = language or languages.language("python")
+        kinds = {**self.language.facet("runner").KINDS, **(kinds or {})}
         self._codes: OrderedDict[str, bytes | None] = OrderedDict()  # source -> portable code
         if workers is None:
             # Every case runs once per seed, so the pools share the cores: as many processes as
@@ -140,6 +157,7 @@ class Executor:
                         max_output_bytes=max_output_bytes,
                         max_output_repr=max_output_repr,
                         window=WINDOW,
+                        kinds=kinds,
                     )
                 )
         except BaseException:
@@ -163,7 +181,7 @@ class Executor:
         """
         payloads = (self._with_code(payload_of(case)) for case in cases)
         for results in map_pools(self.pools, kind, payloads, affinity=_by_source):
-            yield combine(results, agree)
+            yield combine(results, agree, self.language)
 
     def _with_code(self, payload: dict[str, Any]) -> dict[str, Any]:
         """``payload`` with ``code``: its program compiled here once, for the workers of every
@@ -182,15 +200,19 @@ class Executor:
         return payload
 
     @classmethod
-    def from_params(cls, params: ExecuteParams) -> Executor:
+    def from_params(
+        cls, params: ExecuteParams, kinds: Mapping[str, str] | None = None, language: Language | None = None
+    ) -> Executor:
         """The Executor of the ``execute`` params section (``workers`` is per hash seed; 0 shares
-        the cores between the seeds)."""
+        the cores between the seeds) for programs in ``language`` (default Python)."""
         return cls(
             timeout_s=params.timeout_s,
             memory_mb=params.memory_mb,
             max_output_repr=params.max_output_repr,
             hash_seeds=params.hash_seeds,
             workers=params.workers or None,
+            kinds=kinds,
+            language=language,
         )
 
     def close(self) -> None:

@@ -3,7 +3,9 @@
 Layout of a language folder (``grammars/python/``):
 - one ``<type>.yaml`` per type (``type:`` key): its input strategy, constants and operations;
 - ``builtins.yaml`` (``builtins:`` key): operations not owned by one type (enumerate, zip, ...);
-- ``statements.yaml`` (``statements:`` key): predicates for guards, element types, control flow.
+- ``statements.yaml`` (``statements:`` key): predicates for guards, element types, control flow;
+  the value of its ``statements:`` key names the language the templates are written in
+  (``statements: python``), which checks templates and constants (``factory.languages``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from factory.errors import UserError
 from factory.grammar.model import ArgSpec, Call, Grammar, Operation, Predicate, TypeSpec
 from factory.grammar.sources import SOURCES
 from factory.grammar.types import Type, parse_type
+from factory.languages import Language, UnknownLanguage, language
 from factory.literals import literal_eval
 
 PLACEHOLDER_NAME = "recv"
@@ -124,7 +127,10 @@ class _File:
             raise self.error(node, f"{where}: {exc}", key) from None
 
     def call(self, node: _Node, key: str, text: Any, where: str) -> Call:
-        """Parse ``name(arg, ...)``: Name args are placeholder references, constants are literals."""
+        """Parse ``name(arg, ...)``: Name args are placeholder references, constants are literals.
+
+        This is the grammar format's own call syntax (``requires:``, ``from:``), the same whatever
+        language the templates are written in."""
         if not isinstance(text, str):
             raise self.error(node, f"{where}: '{key}' must look like name(args), got {text!r}", key)
         try:
@@ -174,7 +180,9 @@ def _load_yaml(path: Path) -> _Node:
     return data
 
 
-def _parse_operation(f: _File, node: Any, owner: str, known_types: set[str]) -> list[Operation]:
+def _parse_operation(
+    f: _File, node: Any, owner: str, known_types: set[str], lang: Language
+) -> list[Operation]:
     if not isinstance(node, _Node):
         raise f.error(None, f"operation must be a mapping, got {node!r}")
     allowed = {
@@ -230,12 +238,11 @@ def _parse_operation(f: _File, node: Any, owner: str, known_types: set[str]) -> 
             raise f.error(node, f"{where}: template uses {{{placeholder}}} but no such arg", "template")
     for missing in names - set(used):
         raise f.error(node, f"{where}: arg '{missing}' is not used in the template", "template")
-    probe = template.format(**{n: f"_{n}" for n in names})
-    try:
-        ast.parse(probe, mode="exec" if statement else "eval")
-    except SyntaxError:
+    problem = lang.template_error(template.format(**{n: f"_{n}" for n in names}), statement=statement)
+    if problem is not None:
         kind = "statement" if statement else "expression"
-        raise f.error(node, f"{where}: template is not a Python {kind}: {template!r}", "template") from None
+        message = f"{where}: template is not a {lang.display_name} {kind}: {template!r} ({problem})"
+        raise f.error(node, message, "template")
     for arg in args:
         for ref in arg.source.refs() if arg.source else []:
             if ref not in names:
@@ -303,7 +310,7 @@ def _check_known(f: _File, node: _Node, t: Type, known: set[str], where: str) ->
         _check_known(f, node, a, known, where)
 
 
-def _parse_type_file(f: _File, data: _Node) -> TypeSpec:
+def _parse_type_file(f: _File, data: _Node, lang: Language) -> TypeSpec:
     allowed = {
         "type", "params", "names", "strategy", "element_strategy", "convert", "constants", "literal",
         "iterates", "operations", "doc",
@@ -354,10 +361,10 @@ def _parse_type_file(f: _File, data: _Node) -> TypeSpec:
     constants = data.get("constants") or []
     for c in constants:
         try:
-            literal_eval(str(c))
-        except (ValueError, SyntaxError):
+            lang.literal_value(str(c))
+        except (ValueError, SyntaxError, TypeError):
             raise f.error(
-                data, f"type '{name}': constant {c!r} is not a Python literal", "constants"
+                data, f"type '{name}': constant {c!r} is not a {lang.display_name} literal", "constants"
             ) from None
     literal = data.get("literal")
     if not constants and not literal:
@@ -405,10 +412,16 @@ def load_grammar(folder: str | Path) -> Grammar:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
         loaded.append((_File(path), _load_yaml(path)))
 
-    grammar = Grammar(language=folder.name, grammar_hash=digest.hexdigest()[:16])
+    statements = [(f, d) for f, d in loaded if "statements" in d]
+    if len(statements) != 1:
+        raise GrammarError(
+            f"{folder}:0: expected exactly one file with a 'statements:' section, found {len(statements)}"
+        )
+    lang = _language(*statements[0])
+    grammar = Grammar(language=lang.name, grammar_hash=digest.hexdigest()[:16])
     type_files = [(f, d) for f, d in loaded if "type" in d]
     for f, data in type_files:
-        spec = _parse_type_file(f, data)
+        spec = _parse_type_file(f, data, lang)
         if spec.name in grammar.types:
             raise f.error(
                 data,
@@ -420,12 +433,7 @@ def load_grammar(folder: str | Path) -> Grammar:
     for f, data in type_files:
         _check_strategy_refs(f, data, grammar)
 
-    statements = [(f, d) for f, d in loaded if "statements" in d]
-    if len(statements) != 1:
-        raise GrammarError(
-            f"{folder}:0: expected exactly one file with a 'statements:' section, found {len(statements)}"
-        )
-    _parse_statements(*statements[0], grammar, known)
+    _parse_statements(*statements[0], grammar, known, lang)
 
     seen: dict[str, str] = {}
     for f, data in loaded:
@@ -441,7 +449,7 @@ def load_grammar(folder: str | Path) -> Grammar:
         if not isinstance(ops_node, list):
             raise f.error(data, "operations must be a list")
         for node in ops_node:
-            ops = _parse_operation(f, node, owner, known)
+            ops = _parse_operation(f, node, owner, known, lang)
             if ops[0].op_id in seen:
                 raise f.error(
                     node,
@@ -539,7 +547,18 @@ def _named_in(message: str, kwargs: dict[str, Any]) -> str:
     return max(spots, key=spots.__getitem__) if spots else "kind"
 
 
-def _parse_statements(f: _File, data: _Node, grammar: Grammar, known: set[str]) -> None:
+def _language(f: _File, data: _Node) -> Language:
+    """The language the statements file names (``statements: python``)."""
+    name = data["statements"]
+    if not isinstance(name, str):
+        raise f.error(data, f"statements: must name the grammar's language, got {name!r}", "statements")
+    try:
+        return language(name)
+    except UnknownLanguage as exc:
+        raise f.error(data, f"statements: {exc}", "statements") from None
+
+
+def _parse_statements(f: _File, data: _Node, grammar: Grammar, known: set[str], lang: Language) -> None:
     f.check_keys(
         data,
         {"statements", "element_types", "predicates", "control_flow", "doc"},
@@ -559,6 +578,10 @@ def _parse_statements(f: _File, data: _Node, grammar: Grammar, known: set[str]) 
         guard = f.require(spec, "guard", str, where)
         if set(_placeholders(guard)) != set(params):
             raise f.error(spec, f"{where}: guard must use exactly its params {list(params)}", "guard")
+        problem = lang.template_error(guard.format(**{p: f"_{p}" for p in params}), statement=False)
+        if problem is not None:
+            message = f"{where}: guard is not a {lang.display_name} expression: {guard!r} ({problem})"
+            raise f.error(spec, message, "guard")
         min_len = spec.get("min_len") or {}
         grammar.predicates[name] = Predicate(name, params, guard, dict(min_len), f.name, spec.line)
     flow = data.get("control_flow") or {}

@@ -86,7 +86,7 @@ class Predicate:
 class Grammar:
     """Everything loaded from one language folder."""
 
-    language: str
+    language: str  # the name of its Language (factory.languages), from the statements file
     types: dict[str, TypeSpec] = field(default_factory=dict)
     operations: list[Operation] = field(default_factory=list)
     predicates: dict[str, Predicate] = field(default_factory=dict)

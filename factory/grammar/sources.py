@@ -1,7 +1,8 @@
 """Value sources: where an operation's argument values come from (the ``from:`` key).
 
-Each source is generic (it never looks at which method asked) and returns Python source text for
-the argument. ``SOURCES`` maps a source name to its arity (-1: any number of literal arguments).
+Each source is generic (it never looks at which method asked) and returns the argument's source
+text, its literals written by the grammar's language (``SourceContext.literal``). ``SOURCES`` maps
+a source name to its arity (-1: any number of literal arguments).
 """
 
 from __future__ import annotations
@@ -22,18 +23,19 @@ class SourceContext(Protocol):
     def min_len(self, placeholder: str) -> int: ...
     def constant(self, t: Type, short: bool = False) -> str: ...
     def variable_of(self, t: Type) -> str | None: ...
+    def literal(self, value: object) -> str: ...
 
 
 def valid_index(ctx: SourceContext, t: Type, recv: str) -> str:
     """An index that is in range for the receiver's known minimum length (guards make it ≥ 1)."""
     m = max(1, ctx.min_len(recv))
-    return str(ctx.randint(-m, m - 1))
+    return ctx.literal(ctx.randint(-m, m - 1))
 
 
 def any_index(ctx: SourceContext, t: Type, recv: str) -> str:
     """Any index around the receiver's length (slices never fail)."""
     m = ctx.min_len(recv)
-    return str(ctx.randint(-m - 2, m + 2))
+    return ctx.literal(ctx.randint(-m - 2, m + 2))
 
 
 def element_of(ctx: SourceContext, t: Type, recv: str) -> str:
@@ -53,25 +55,25 @@ def part_of(ctx: SourceContext, t: Type, recv: str) -> str:
 def width(ctx: SourceContext, t: Type, recv: str) -> str:
     """A width around the receiver's length (padding, centring, zero-filling)."""
     m = ctx.min_len(recv)
-    return str(m + ctx.randint(0, 8))
+    return ctx.literal(m + ctx.randint(0, 8))
 
 
 def small_int(ctx: SourceContext, t: Type) -> str:
-    return str(ctx.randint(0, 3))
+    return ctx.literal(ctx.randint(0, 3))
 
 
 def positive(ctx: SourceContext, t: Type) -> str:
-    return str(ctx.randint(1, 5))
+    return ctx.literal(ctx.randint(1, 5))
 
 
 def nonzero(ctx: SourceContext, t: Type) -> str:
     value = ctx.choice([1, 2, 3, 4, -2, -3])
-    return repr(float(value)) if t.name == "float" else str(value)
+    return ctx.literal(float(value) if t.name == "float" else value)
 
 
 def choice(ctx: SourceContext, t: Type, *options: object) -> str:
     """One of the literal options written in the grammar."""
-    return repr(ctx.choice(list(options)))
+    return ctx.literal(ctx.choice(list(options)))
 
 
 IMPLEMENTATIONS: dict[str, Callable[..., str]] = {

@@ -33,9 +33,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from factory.contracts import PHASE2_SCHEMA
 from factory.errors import UserError
 from factory.io import ShardWriter
-from factory.phase2.items import FAMILY, PHASE2_SCHEMA, gold_completion, imported_prompt, task_id
+from factory.phase2.items import FAMILY, gold_completion, imported_prompt, task_id
 from factory.progress import progress
 from factory.stats import StageStats
 

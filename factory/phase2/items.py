@@ -15,30 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import pyarrow as pa
-
 from factory.grammar.types import Type, parse_type
-
-# The ignore: mypy joins these columns' different types (pyarrow-stubs) to object.
-PHASE2_SCHEMA = pa.schema(
-    [  # type: ignore[arg-type]
-        pa.field("task_id", pa.string(), nullable=False),
-        pa.field("family", pa.string(), nullable=False),  # always "codegen"
-        pa.field("origin", pa.string(), nullable=False),  # "synth", or the imported dataset's name
-        pa.field("program_id", pa.string()),  # synth: the program; imported: the dataset's id
-        pa.field("prompt", pa.string(), nullable=False),
-        pa.field("entry", pa.string(), nullable=False),
-        pa.field("signature", pa.string()),
-        pa.field("tests", pa.string(), nullable=False),  # JSON list of test sources (judged)
-        pa.field("examples", pa.string(), nullable=False),  # JSON list of tests shown in the prompt
-        pa.field("source", pa.string()),  # the reference solution
-        pa.field("tier", pa.int32()),  # difficulty: the program's tier (imported: null)
-        pa.field("target", pa.string()),
-        pa.field("grammar_hash", pa.string()),
-        pa.field("n_tests", pa.int32(), nullable=False),
-        pa.field("n_examples", pa.int32(), nullable=False),
-    ]
-)
 
 FAMILY = "codegen"
 
@@ -149,7 +126,6 @@ def memorizer_source(entry: str, shown: Sequence[tuple[str, str]]) -> str:
 
 __all__ = [
     "FAMILY",
-    "PHASE2_SCHEMA",
     "annotation",
     "example_test",
     "gold_completion",

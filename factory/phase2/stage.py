@@ -28,22 +28,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from factory.contracts import PHASE2_SCHEMA
 from factory.errors import UserError
 from factory.execute.runner import Executor
 from factory.grammar.loader import load_grammar
-from factory.inputs.stage import candidates_for, draw_pools, read_pools
-from factory.io import ShardWriter, count_rows, iter_rows
+from factory.inputs.pools import candidates_for, draw_pools, read_pools
+from factory.io import count_rows, iter_rows
 from factory.literals import parse_args, strict_equal
 from factory.params import ExecuteParams, InputsParams, Phase2Params
 from factory.phase2.items import (
     FAMILY,
-    PHASE2_SCHEMA,
     example_test,
     signature,
     synth_prompt,
     task_id,
 )
-from factory.progress import progress
+from factory.stage import Outcome, Output, Tally, chunks, run_stage
 from factory.stats import StageStats
 
 BATCH = 256
@@ -161,65 +161,63 @@ def run_phase2_stage(
     grammar = load_grammar(grammar_dir)
     draw = inputs.model_copy(update={"candidates": params.candidates})
     draw_seed = _seed(seed)
-    stats = StageStats("phase2")
-    per_tier: Counter = Counter()
     hidden_counts: Counter = Counter()
     statuses: Counter = Counter()
     memorizer = 0
-    total = count_rows(programs_dir)
     if pools_dir is not None:
         pools = read_pools(pools_dir)
     else:
         pools = draw_pools(programs_dir, grammar_dir, draw_seed, draw.pool_size, execute.workers or None)
-    # candidates get the inputs stage's timeout, as there: a slow one is dropped
-    executor = Executor.from_params(execute.model_copy(update={"timeout_s": inputs.timeout_s}))
-    with (
-        executor,
-        ShardWriter(out_dir, PHASE2_SCHEMA, params.rows_per_shard) as out,
-        progress("phase2", total) as advance,
-    ):
-        pairs = _with_cases(programs_dir, executions_dir)
-        while batch := [pair for _, pair in zip(range(BATCH), pairs, strict=False)]:
-            # Programs that will be dropped for want of shown examples are not run at all.
-            drawn = [
-                candidates_for(program, pools, grammar, draw_seed, draw)
-                if len(cases) >= params.min_examples
-                else []
-                for program, cases in batch
-            ]
-            jobs = [
-                {"source": program["source"], "entry": program["entry"], "args": args}
-                for (program, _), candidates in zip(batch, drawn, strict=True)
-                for args in candidates
-            ]
-            results = iter(executor.run(jobs))
-            for (program, cases), candidates in zip(batch, drawn, strict=True):
-                stats.items_in += 1
-                ran = []
-                for args in candidates:
-                    result = next(results)
-                    statuses[result["status"]] += 1
-                    if result["status"] == "ok":
-                        ran.append((args, result["output_repr"], result["output_type"]))
-                item, reason = _item(program, cases, ran, params)
-                if item is None:
-                    stats.drop(reason)
-                    continue
-                out.write(item)
-                stats.items_out += 1
-                per_tier[program["tier"]] += 1
-                hidden_counts[item["n_tests"]] += 1
-                memorizer += reason == "memorizer_fails"
-            advance(len(batch))
-    stats.extra["items_by_tier"] = {str(t): per_tier[t] for t in sorted(per_tier)}
-    stats.extra["hidden_tests_per_item"] = {str(k): hidden_counts[k] for k in sorted(hidden_counts)}
-    stats.extra["candidate_status"] = dict(sorted(statuses.items()))
-    stats.extra["memorizer"] = {
-        "items_where_it_fails_a_hidden_test": memorizer,
-        "share": round(memorizer / stats.items_out, 6) if stats.items_out else 0.0,
-    }
-    stats.write(stats_path)
-    return stats
+
+    def outcomes(pairs: Iterator[tuple[dict[str, Any], list[Case]]]) -> Iterator[Outcome]:
+        nonlocal memorizer
+        # candidates get the inputs stage's timeout, as there: a slow one is dropped
+        with Executor.from_params(execute.model_copy(update={"timeout_s": inputs.timeout_s})) as executor:
+            for batch in chunks(pairs, BATCH):
+                # Programs that will be dropped for want of shown examples are not run at all.
+                drawn = [
+                    candidates_for(program, pools, grammar, draw_seed, draw)
+                    if len(cases) >= params.min_examples
+                    else []
+                    for program, cases in batch
+                ]
+                jobs = [
+                    {"source": program["source"], "entry": program["entry"], "args": args}
+                    for (program, _), candidates in zip(batch, drawn, strict=True)
+                    for args in candidates
+                ]
+                results = iter(executor.run(jobs))
+                for (program, cases), candidates in zip(batch, drawn, strict=True):
+                    ran = []
+                    for args in candidates:
+                        result = next(results)
+                        statuses[result["status"]] += 1
+                        if result["status"] == "ok":
+                            ran.append((args, result["output_repr"], result["output_type"]))
+                    item, reason = _item(program, cases, ran, params)
+                    if item is None:
+                        yield Outcome(drop=reason, tier=program["tier"])
+                        continue
+                    hidden_counts[item["n_tests"]] += 1
+                    memorizer += reason == "memorizer_fails"
+                    yield Outcome([item], tier=program["tier"])
+
+    def extra(tally: Tally) -> dict[str, Any]:
+        kept = sum(tally.tiers_out.values())
+        return {
+            "items_by_tier": tally.by_tier(tally.tiers_out),
+            "hidden_tests_per_item": {str(k): hidden_counts[k] for k in sorted(hidden_counts)},
+            "candidate_status": dict(sorted(statuses.items())),
+            "memorizer": {
+                "items_where_it_fails_a_hidden_test": memorizer,
+                "share": round(memorizer / kept, 6) if kept else 0.0,
+            },
+        }
+
+    output = Output(out_dir, PHASE2_SCHEMA, params.rows_per_shard)
+    pairs = _with_cases(programs_dir, executions_dir)
+    total = count_rows(programs_dir)
+    return run_stage("phase2", pairs, outcomes, output, stats_path, total=total, extra=extra)
 
 
 def _item(

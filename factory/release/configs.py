@@ -2,7 +2,7 @@
 
 The tasks input gives ``phase1`` and one config per family. A config over another input folder is
 one entry of ``EXTRA_CONFIGS``, keyed by the input's name; the folder comes with
-``execverify assemble --extra-input NAME=DIR``. ``phase2`` (code generation, docs/design.md §9) is the
+``execverify stage assemble --extra-input NAME=DIR``. ``phase2`` (code generation, docs/design.md §9) is the
 entry ``"phase2"``, read from the phase2 stage's items: ``--extra-input phase2=data/phase2``
 (rows need ``task_id``, ``family``, ``source``; any other columns, e.g. ``tests`` and ``entry``,
 are published as they are). ``sft`` is the sft stage's chat examples: ``--extra-input sft=data/sft``.

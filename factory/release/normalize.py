@@ -1,4 +1,5 @@
-"""Program normal forms for dedup and decontamination.
+"""Program normal forms for dedup and decontamination: Python's ``Language.normalize``
+(docs/languages.md; the assemble stage still imports this module itself).
 
 Two views of a program, both blind to formatting, comments and docstrings:
 

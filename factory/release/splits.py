@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping
+
+import polars as pl
 
 SPLITS = ("train", "test")
 _BUCKETS = 1 << 32
@@ -25,20 +27,18 @@ def split_of(program_id: str, test_share: float) -> str:
     return "test" if unit_hash(program_id, "split") < test_share else "train"
 
 
-def select_by_shares(
-    candidates: Mapping[str, Sequence[tuple[float, Hashable]]], shares: Mapping[str, float]
-) -> set[Hashable]:
-    """Keys to take so that family f makes ``shares[f]`` of the mix, as many as the rarest allows.
+def select_by_shares(candidates: pl.DataFrame, shares: Mapping[str, float]) -> pl.DataFrame:
+    """The rows of ``candidates`` to take so that family f makes ``shares[f]`` of the mix, as many as
+    the rarest allows (none when a family of ``shares`` has no candidate).
 
-    ``candidates[f]`` holds (hash, key) pairs; within a family the smallest hashes are taken, so
-    the choice is deterministic and an item, once chosen, stays chosen while its family's count
-    is what limits the mix.
+    ``candidates`` has a ``family`` and a ``hash`` column; within a family the smallest hashes are
+    taken (on a tie, the earlier row), so the choice is deterministic and an item, once chosen, stays
+    chosen while its family's count is what limits the mix.
     """
-    if any(not candidates.get(f) for f in shares):
-        return set()
-    total = min(len(candidates[f]) / share for f, share in shares.items())
-    chosen: set[Hashable] = set()
-    for family, share in shares.items():
-        take = min(len(candidates[family]), math.floor(total * share + 1e-9))
-        chosen.update(key for _, key in sorted(candidates[family])[:take])
-    return chosen
+    sizes = dict(candidates.group_by("family").len().iter_rows())
+    if any(not sizes.get(f) for f in shares):
+        return candidates.clear()
+    total = min(sizes[f] / share for f, share in shares.items())
+    take = {f: min(sizes[f], math.floor(total * share + 1e-9)) for f, share in shares.items()}
+    rank = pl.col("hash").rank("ordinal").over("family")
+    return candidates.filter(rank <= pl.col("family").replace_strict(take, default=0, return_dtype=pl.Int64))

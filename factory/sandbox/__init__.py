@@ -1,20 +1,8 @@
-"""The trusted-code sandbox: a pool of reused, resource-limited worker processes (docs/design.md §6.1).
+"""The two sandboxes (docs/design.md §6) and the OS-level helpers they share.
 
-``WorkerPool`` and ``map_pools`` live in ``factory.sandbox.pool``; the child side (job kinds,
-statuses, the helpers a new job kind reuses) in ``factory.sandbox.worker``. This package module
-imports nothing itself, so a worker process starts without loading the parent's side.
+- ``factory.sandbox.trusted``: the worker pool that runs our own generated programs (§6.1);
+- ``factory.sandbox.untrusted``: one locked-down process per job for model-written code (§6.2);
+- ``factory.sandbox.os_helpers``: resource limits, the parent-death signal, frames.
+
+Nothing is imported here, so that a sandbox process loads only what it uses.
 """
-
-from __future__ import annotations
-
-from typing import Any
-
-__all__ = ["WorkerPool", "map_pools"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from factory.sandbox import pool
-
-        return getattr(pool, name)
-    raise AttributeError(f"module 'factory.sandbox' has no attribute {name!r}")

@@ -20,6 +20,10 @@ Decisions the starting design left open (docs/design.md §5):
   forgiven; ``Nil`` is case-insensitive. A line without ``;`` (and not Nil) is ``unparsed``.
 - coverage: ``YES``/``NO``, case-insensitive, one trailing period forgiven; anything else is
   ``unparsed``.
+
+Values (the gold answers, the literals of an answer) are read and compared with the value model
+of the item's language (``values``: ``Language.literal_value`` and ``strict_equal``); the
+assertion around them is Python's ``assert f(...) == ...``, read with ``ast``.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import ast
 from functools import lru_cache
 from typing import Any, Literal
 
-from factory.literals import literal_eval, strict_equal
+from factory.languages import Language
 
 Verdict = Literal["right", "wrong", "unparsed"]
 RIGHT: Verdict = "right"
@@ -39,18 +43,27 @@ _PARSE_ERRORS = (SyntaxError, ValueError, TypeError, MemoryError, RecursionError
 _NO_VALUE = object()
 
 
-def literal_value(node_or_text: ast.AST | str) -> Any:
-    """``ast.literal_eval`` that returns ``_NO_VALUE`` instead of raising."""
+def literal_value(text: str, values: Language) -> Any:
+    """The value of a literal text (``values.literal_value``); ``_NO_VALUE`` instead of raising."""
     try:
-        return literal_eval(node_or_text)
+        return values.literal_value(text)
     except _PARSE_ERRORS:
         return _NO_VALUE
 
 
 @lru_cache(maxsize=65536)
-def gold_literal(text: str) -> Any:
+def gold_literal(text: str, values: Language) -> Any:
     """A gold answer's literal value (cached: the same gold is judged many times)."""
-    return literal_value(text)
+    return literal_value(text, values)
+
+
+def _node_value(line: str, node: ast.expr, values: Language) -> Any:
+    """The value of the literal that ``node`` of ``line`` is written as (``_NO_VALUE``: none)."""
+    if node.lineno == node.end_lineno == 1 and line.isascii():
+        text: str | None = line[node.col_offset : node.end_col_offset]  # ast.get_source_segment, fast
+    else:
+        text = ast.get_source_segment(line, node)
+    return _NO_VALUE if text is None else literal_value(text, values)
 
 
 def _parse_assert(line: str, entry: str) -> tuple[ast.Call, ast.expr] | Verdict:
@@ -79,34 +92,34 @@ def _parse_assert(line: str, entry: str) -> tuple[ast.Call, ast.expr] | Verdict:
     return call, test.comparators[0]
 
 
-def _literal_args(call: ast.Call) -> tuple[Any, ...] | None:
-    values = []
+def _literal_args(line: str, call: ast.Call, values: Language) -> tuple[Any, ...] | None:
+    found = []
     for node in call.args:
-        value = literal_value(node)
+        value = _node_value(line, node, values)
         if value is _NO_VALUE:
             return None
-        values.append(value)
-    return tuple(values)
+        found.append(value)
+    return tuple(found)
 
 
-def judge_output(line: str, entry: str, args: tuple[Any, ...], gold: Any) -> Verdict:
+def judge_output(line: str, entry: str, args: tuple[Any, ...], gold: Any, values: Language) -> Verdict:
     """Output family: ``assert entry(<args>) == <literal strictly equal to gold>``."""
     parsed = _parse_assert(line, entry)
     if isinstance(parsed, str):
         return parsed
     call, rhs = parsed
-    given = _literal_args(call)
+    given = _literal_args(line, call, values)
     if given is None or len(given) != len(args):
         return WRONG
-    if not all(strict_equal(a, b) for a, b in zip(given, args, strict=True)):
+    if not all(values.strict_equal(a, b) for a, b in zip(given, args, strict=True)):
         return WRONG
-    value = literal_value(rhs)  # a call, a name or `f(x)` on the right is not a literal
+    value = _node_value(line, rhs, values)  # a call, a name or `f(x)` on the right is not a literal
     if value is _NO_VALUE or gold is _NO_VALUE:
         return WRONG
-    return RIGHT if strict_equal(value, gold) else WRONG
+    return RIGHT if values.strict_equal(value, gold) else WRONG
 
 
-def input_arguments(line: str, entry: str) -> tuple[Any, ...] | Verdict:
+def input_arguments(line: str, entry: str, values: Language) -> tuple[Any, ...] | Verdict:
     """Input family: the literal arguments proposed by ``assert entry(<args>) == ...``.
 
     Returns the argument tuple, or a verdict when the line cannot be run (``unparsed`` when it
@@ -115,8 +128,8 @@ def input_arguments(line: str, entry: str) -> tuple[Any, ...] | Verdict:
     parsed = _parse_assert(line, entry)
     if isinstance(parsed, str):
         return parsed
-    values = _literal_args(parsed[0])
-    return WRONG if values is None else values
+    found = _literal_args(line, parsed[0], values)
+    return WRONG if found is None else found
 
 
 def judge_next_line(line: str, source_lines: list[str], gold: int) -> Verdict:
@@ -133,7 +146,7 @@ def judge_next_line(line: str, source_lines: list[str], gold: int) -> Verdict:
     return RIGHT if target and target in candidates else WRONG
 
 
-def judge_state(line: str, gold: str) -> Verdict:
+def judge_state(line: str, gold: str, values: Language) -> Verdict:
     """state family: ``value; type`` (split on the last ``;``) or ``Nil``."""
     answer = line.strip()
     gold = gold.strip()
@@ -150,11 +163,11 @@ def judge_state(line: str, gold: str) -> Verdict:
     gold_value_text, gold_type = gold.rsplit(";", 1)
     if _strip_period(type_text.strip()) != gold_type.strip():
         return WRONG
-    value = literal_value(value_text.strip())
-    gold_value = gold_literal(gold_value_text.strip())
+    value = literal_value(value_text.strip(), values)
+    gold_value = gold_literal(gold_value_text.strip(), values)
     if value is _NO_VALUE or gold_value is _NO_VALUE:
         return WRONG
-    return RIGHT if strict_equal(value, gold_value) else WRONG
+    return RIGHT if values.strict_equal(value, gold_value) else WRONG
 
 
 def judge_coverage(line: str, gold: str) -> Verdict:

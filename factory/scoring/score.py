@@ -11,6 +11,9 @@ Rewards (docs/design.md §5):
 - codegen: the fraction of unit tests passed in the untrusted sandbox.
 A completion whose answer block has fewer or more non-empty lines than there are questions (or
 no block at all) scores 0 with every question ``unparsed``.
+
+Answers are read with the value model of the item's language: the item's ``language`` field when
+it has one, else the ``language`` argument (a registered name, default Python).
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypedDict
 
+from factory import languages
 from factory.errors import UserError
-from factory.literals import parse_args, strict_equal
-from factory.sandbox import untrusted
+from factory.languages import Language
+from factory.sandbox.untrusted.runner import SYNTAX_ERROR, call_function, run_tests
 from factory.scoring import judge
 from factory.scoring.judge import RIGHT, UNPARSED, WRONG
 from factory.scoring.parse import completion_text, extract_code, split_answers
@@ -45,6 +49,7 @@ class _ScoreOptions(TypedDict):
     gated: bool
     timeout_s: float
     memory_mb: int
+    language: str
 
 
 @dataclass
@@ -75,6 +80,7 @@ class _Item:
     source: str
     args: tuple[Any, ...] | None  # the item's own arguments, parsed once
     tests: tuple[str, ...]
+    values: Language  # the language whose value model reads and compares the answers
 
 
 def _load_list(value: Any, key: str) -> list[Any]:
@@ -88,10 +94,16 @@ def _load_list(value: Any, key: str) -> list[Any]:
     return list(value)
 
 
-def _prepare(item: Mapping[str, Any]) -> _Item:
-    """Validate an item (a dataset row); raises UserError on anything malformed."""
+def _prepare(item: Mapping[str, Any], language: str) -> _Item:
+    """Validate an item (a dataset row); raises UserError on anything malformed. ``language``:
+    the name to use when the item has no ``language`` field."""
     if not isinstance(item, Mapping):
         raise UserError("an item must be a JSON object")
+    name = item.get("language") or language
+    try:
+        values = languages.language(name)
+    except (languages.UnknownLanguage, TypeError) as exc:
+        raise UserError(f"item language: {exc}") from None
     family = item.get("family")
     if family not in FAMILIES:
         raise UserError(f"unknown family {family!r} (expected one of {', '.join(FAMILIES)})")
@@ -104,7 +116,7 @@ def _prepare(item: Mapping[str, Any]) -> _Item:
         tests = _load_list(item["tests"], "tests")
         if not tests or not all(isinstance(t, str) for t in tests):
             raise UserError("a codegen item's 'tests' must be a non-empty list of strings")
-        return _Item(family, (), entry, "", None, tuple(tests))
+        return _Item(family, (), entry, "", None, tuple(tests), values)
     for key in ("source", "questions"):
         if key not in item:
             raise UserError(f"a {family} item needs {key!r}")
@@ -133,11 +145,11 @@ def _prepare(item: Mapping[str, Any]) -> _Item:
     args = None
     if args_text is not None:
         try:
-            args = parse_args(args_text)
+            args = values.parse_args(args_text)
         except UserError:
             if "output" in families:
                 raise  # the output question is about these arguments
-    return _Item(family, tuple(dict(q) for q in questions), entry, source, args, ())
+    return _Item(family, tuple(dict(q) for q in questions), entry, source, args, (), values)
 
 
 def needs_execution(item: Mapping[str, Any]) -> bool:
@@ -153,14 +165,16 @@ def score_item(
     gated: bool = False,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     memory_mb: int = DEFAULT_MEMORY_MB,
+    language: str = "python",
 ) -> ScoreResult:
     """Score one completion (plain text or a conversation) against one item.
 
+    ``language``: the registered name of the item's language, unless the item names its own.
     Raises UserError for a malformed item; a malformed completion simply scores 0.
     """
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must be in [0, 1], got {alpha!r}")
-    prepared = _prepare(item)
+    prepared = _prepare(item, language)
     text = completion_text(completion)
     if prepared.family == "codegen":
         return _score_codegen(prepared, text, timeout_s, memory_mb)
@@ -207,8 +221,8 @@ def _judge(
     family = question["family"]
     gold = question["answer"]
     if family == "output":
-        gold_value = judge.gold_literal(str(gold))
-        return judge.judge_output(line, item.entry, item.args or (), gold_value), None
+        gold_value = judge.gold_literal(str(gold), item.values)
+        return judge.judge_output(line, item.entry, item.args or (), gold_value, item.values), None
     if family == "next_line":
         try:
             gold_line = int(gold)
@@ -216,7 +230,7 @@ def _judge(
             raise UserError(f"a next_line answer must be a line number, got {gold!r}") from None
         return judge.judge_next_line(line, item.source.splitlines(), gold_line), None
     if family == "state":
-        return judge.judge_state(line, str(gold)), None
+        return judge.judge_state(line, str(gold), item.values), None
     if family == "coverage":
         return judge.judge_coverage(line, str(gold)), None
     return _judge_input(item, line, str(gold), timeout_s, memory_mb)
@@ -225,21 +239,20 @@ def _judge(
 def _judge_input(
     item: _Item, line: str, gold_text: str, timeout_s: float, memory_mb: int
 ) -> tuple[str, str | None]:
-    proposed = judge.input_arguments(line, item.entry)
+    values = item.values
+    proposed = judge.input_arguments(line, item.entry, values)
     if isinstance(proposed, str):
         return proposed, None
-    gold = judge.gold_literal(gold_text)
+    gold = judge.gold_literal(gold_text, values)
     own = item.args
     # The item's own arguments are known to give the gold output: no need to run them.
     if own is not None and len(own) == len(proposed):
-        if all(strict_equal(a, b) for a, b in zip(own, proposed, strict=True)):
+        if all(values.strict_equal(a, b) for a, b in zip(own, proposed, strict=True)):
             return RIGHT, None
-    result = untrusted.call_function(
-        item.source, item.entry, proposed, timeout_s=timeout_s, memory_mb=memory_mb
-    )
+    result = call_function(item.source, item.entry, proposed, timeout_s=timeout_s, memory_mb=memory_mb)
     if not result.ok:
         return WRONG, result.status
-    return (RIGHT if strict_equal(result.value, gold) else WRONG), result.status
+    return (RIGHT if values.strict_equal(result.value, gold) else WRONG), result.status
 
 
 def _score_codegen(item: _Item, text: str, timeout_s: float, memory_mb: int) -> ScoreResult:
@@ -247,12 +260,12 @@ def _score_codegen(item: _Item, text: str, timeout_s: float, memory_mb: int) -> 
     if not code.strip():
         report = None
     else:
-        report = untrusted.run_tests(
+        report = run_tests(
             code, list(item.tests), timeout_s=timeout_s, memory_mb=memory_mb, expose=(item.entry,)
         )
     per_question = []
     for i, test in enumerate(item.tests):
-        if report is None or report.status == untrusted.SYNTAX_ERROR:
+        if report is None or report.status == SYNTAX_ERROR:
             verdict = UNPARSED
         else:
             verdict = RIGHT if report.per_test[i] else WRONG
@@ -272,8 +285,10 @@ def score_batch(
     workers: int | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     memory_mb: int = DEFAULT_MEMORY_MB,
+    language: str = "python",
 ) -> list[ScoreResult]:
-    """Score ``completions[i]`` against ``items[i]``; results in the same order.
+    """Score ``completions[i]`` against ``items[i]``; results in the same order (``language``:
+    as ``score_item``).
 
     Execution-free items are scored in this thread; input and codegen items run in parallel,
     ``workers`` sandbox processes at a time (default: the CPUs this process may use).
@@ -282,7 +297,13 @@ def score_batch(
         raise ValueError(f"{len(items)} items but {len(completions)} completions")
     if workers is not None and workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
-    kwargs: _ScoreOptions = {"alpha": alpha, "gated": gated, "timeout_s": timeout_s, "memory_mb": memory_mb}
+    kwargs: _ScoreOptions = {
+        "alpha": alpha,
+        "gated": gated,
+        "timeout_s": timeout_s,
+        "memory_mb": memory_mb,
+        "language": language,
+    }
     results: list[ScoreResult | None] = [None] * len(items)
     running = []
     for i, (item, completion) in enumerate(zip(items, completions, strict=True)):

@@ -1,5 +1,5 @@
 """SFT warm-up data: a teacher model's reasoning and answers, kept only when the scorer says right."""
 
-from factory.sft.stage import SFT_SCHEMA, run_sft_stage
+from factory.sft.stage import run_sft_stage
 
-__all__ = ["SFT_SCHEMA", "run_sft_stage"]
+__all__ = ["run_sft_stage"]

@@ -11,32 +11,16 @@ import random
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-import pyarrow as pa
-
+from factory.contracts import PROGRAMS_SCHEMA
 from factory.grammar.loader import load_grammar
 from factory.grammar.model import Grammar
-from factory.io import ShardWriter
 from factory.params import SynthesizeParams
-from factory.progress import progress
+from factory.stage import Outcome, Output, Tally, run_stage
 from factory.stats import StageStats
 from factory.synth.check import check_program
 from factory.synth.generator import GenerationFailed, Program, generate_program
-
-# The ignore: mypy joins these columns' different types (pyarrow-stubs) to object.
-PROGRAMS_SCHEMA = pa.schema(
-    [  # type: ignore[arg-type]
-        ("program_id", pa.string()),
-        ("index", pa.int64()),
-        ("source", pa.string()),
-        ("entry", pa.string()),
-        ("tier", pa.int8()),
-        ("target", pa.string()),
-        ("param_types", pa.string()),  # JSON list of [name, type expression]
-        ("n_lines", pa.int32()),
-        ("grammar_hash", pa.string()),
-    ]
-)
 
 
 def program_id(source: str) -> str:
@@ -99,46 +83,40 @@ def run_synthesize_stage(
 ) -> StageStats:
     """Draw every (target, tier) job, keep programs that pass the tier check, drop duplicates."""
     grammar = load_grammar(params.grammar)
-    stats = StageStats("synthesize")
     jobs = list(plan(grammar, params))
-    seen: set[str] = set()
-    per_tier: Counter = Counter()
     per_target: Counter = Counter()
-    with (
-        ShardWriter(out_dir, PROGRAMS_SCHEMA, params.rows_per_shard) as out,
-        progress("synthesize", len(jobs)) as advance,
-    ):
-        for index, target, tier, program, dropped, pid in _drawn(grammar, seed, params, jobs):
-            stats.items_in += 1
-            advance(1)
-            if dropped:
-                stats.drop(dropped)
+
+    def outcomes(todo: Iterator[tuple[int, str, int]]) -> Iterator[Outcome]:
+        seen: set[str] = set()
+        for index, target, tier, program, dropped, pid in _drawn(grammar, seed, params, list(todo)):
+            if dropped or pid in seen:
+                yield Outcome(drop=dropped or "duplicate", tier=tier)
                 continue
-            if pid in seen:
-                stats.drop("duplicate")
-                continue
+            assert program is not None  # kept: it was generated
             seen.add(pid)
-            out.write(
-                {
-                    "program_id": pid,
-                    "index": index,
-                    "source": program.source,
-                    "entry": program.entry,
-                    "tier": tier,
-                    "target": target,
-                    "param_types": json.dumps(program.params),
-                    "n_lines": program.source.count("\n"),
-                    "grammar_hash": grammar.grammar_hash,
-                }
-            )
-            stats.items_out += 1
-            per_tier[tier] += 1
             per_target[target] += 1
-    stats.extra["programs_by_tier"] = {str(t): per_tier[t] for t in sorted(per_tier)}
-    stats.extra["targets_total"] = len(grammar.targets())
-    stats.extra["targets_covered"] = len(per_target)
-    counts = list(per_target.values()) or [0]
-    stats.extra["programs_per_target"] = {"min": min(counts), "max": max(counts)}
-    stats.extra["grammar_hash"] = grammar.grammar_hash
-    stats.write(stats_path)
-    return stats
+            row = {
+                "program_id": pid,
+                "index": index,
+                "source": program.source,
+                "entry": program.entry,
+                "tier": tier,
+                "target": target,
+                "param_types": json.dumps(program.params),
+                "n_lines": program.source.count("\n"),
+                "grammar_hash": grammar.grammar_hash,
+            }
+            yield Outcome([row], tier=tier)
+
+    def extra(tally: Tally) -> dict[str, Any]:
+        counts = list(per_target.values()) or [0]
+        return {
+            "programs_by_tier": tally.by_tier(tally.tiers_out),
+            "targets_total": len(grammar.targets()),
+            "targets_covered": len(per_target),
+            "programs_per_target": {"min": min(counts), "max": max(counts)},
+            "grammar_hash": grammar.grammar_hash,
+        }
+
+    output = Output(out_dir, PROGRAMS_SCHEMA, params.rows_per_shard)
+    return run_stage("synthesize", jobs, outcomes, output, stats_path, total=len(jobs), extra=extra)

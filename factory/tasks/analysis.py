@@ -1,4 +1,5 @@
-"""What a program's source says, once per program: its statement lines and its features.
+"""What a program's source says, once per program: its statement lines and its features (Python's
+statement ``Analysis``, ``factory.languages.base``: the tasks stage reads it through the language).
 
 ``statement_lines(source)``: the lines that start a statement inside a function body (the ones a
 trace can reach), each with what the statement is, binds, reads and calls; the question builder
@@ -15,6 +16,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from factory.languages.base import StatementLine
 from factory.literals import literal_eval
 from factory.trace.source import BLOCK_FIELDS, CACHE_SIZE, first_line, parse_program, walk
 
@@ -55,22 +57,6 @@ _COMPOUND: tuple[type[ast.stmt], ...] = (
 )
 if hasattr(ast, "TryStar"):
     _COMPOUND = (*_COMPOUND, ast.TryStar)
-
-
-class StatementLine(NamedTuple):
-    """What the source says about the statement that starts on one line (a named tuple: a
-    program has a few dozen and they are made for every new program, so construction counts)."""
-
-    line: int
-    kind: str  # if, while, for, try, except, case, with, match, return, def, ..., simple
-    func: str  # the innermost enclosing function
-    conditional: bool  # inside an if/loop/try/except/match body of its function
-    first_in_function: bool  # the first statement of its function's body
-    assigns: tuple[str, ...]  # names bound by the statement itself (targets, loop variables)
-    names: tuple[str, ...]  # names the statement reads
-    calls: tuple[str, ...]  # names of the functions it calls by simple name
-    constant: bool  # `v = <literal>`: its state answer needs no reasoning
-    local_names: frozenset[str] = frozenset()  # the function's params and locals
 
 
 # StatementLine's fields after ``line`` up to ``constant``: what ``_collect`` finds of a statement.

@@ -26,9 +26,9 @@ from collections.abc import Callable, Mapping
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
-from factory.literals import literal_eval, parse_args
+from factory import languages
+from factory.languages import Language
 from factory.params import TasksParams
-from factory.tasks.analysis import program_features
 from factory.tasks.prompts import render_prompt
 from factory.tasks.questions import line_text, questions_from_trace, source_lines
 from factory.tasks.sampling import sample_coverage, sample_questions
@@ -86,11 +86,11 @@ def _answer_lines(source: str) -> tuple[int, frozenset[int]]:
     return len(lines), frozenset(n for n, text in enumerate(lines, 1) if not _safe_text(text.strip()))
 
 
-def _literal(text: str | None) -> bool:
+def _literal(text: str | None, lang: Language) -> bool:
     if text is None:
         return False
     try:
-        literal_eval(text)
+        lang.literal_value(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return True
@@ -116,6 +116,7 @@ def build_items_with_reasons(
     seed: int,
     params: TasksParams | Mapping[str, Any] | None = None,
     verified: bool = False,
+    language: str = "python",
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The item rows of one case and the reasons for the items it could not give.
 
@@ -123,26 +124,30 @@ def build_items_with_reasons(
     ``verified=True`` says the case is a row of the traces table: the trace stage ran its args
     as literals (it never evaluates expressions) and gives an ``ok`` trace only for a literal
     output (the tracer's check, which agrees with ``literal_eval`` of the repr: tested), so
-    neither is parsed again here.
+    neither is parsed again here. ``language``: the registered name of the program's language
+    (its value model, statement analysis and name in the prompts).
     """
     p = _params(params)
+    lang = languages.language(language)
     source, entry, args = case_row["source"], case_row["entry"], case_row["args"]
     if trace.get("status") != "ok":
         return [], [f"case:trace_{trace.get('status')}"]
     output_repr, output_type = trace.get("output_repr"), trace.get("output_type")
-    if not output_type or not isinstance(output_repr, str) or not (verified or _literal(output_repr)):
+    if not output_type or not isinstance(output_repr, str) or not (verified or _literal(output_repr, lang)):
         return [], ["case:output_not_literal"]
     try:
         if not verified:
-            parse_args(args)
-        features = program_features(source)
+            lang.parse_args(args)
+        features = lang.facet("analysis").program_features(source)
     except Exception:  # UserError (args), SyntaxError: the case is unusable
         return [], ["case:unparseable"]
     if not (_safe_text(output_repr) and _safe_text(args) and _safe_text(entry)):
         return [], ["case:answer_tag_in_text"]
 
     case_id = case_row.get("case_id") or default_case_id(source, entry, args)
-    all_questions = questions_from_trace(source, dict(trace), max_occurrence=p.max_occurrence)
+    all_questions = questions_from_trace(
+        source, dict(trace), max_occurrence=p.max_occurrence, language=language
+    )
     output_q = {"family": "output", "answer": output_repr, "answer_type": output_type}
 
     n_lines, unsafe_lines = _answer_lines(source)
@@ -187,7 +192,9 @@ def build_items_with_reasons(
             questions = [_clean(q) for q in picked]
         else:  # TasksParams validates families; a plain dict may not
             raise ValueError(f"unknown item family {family!r}")
-        items.append(_row(case_row, case_id, family, questions, trace, features, output_repr, output_type))
+        items.append(
+            _row(case_row, case_id, family, questions, trace, features, output_repr, output_type, language)
+        )
     return items, reasons
 
 
@@ -197,14 +204,16 @@ def build_items_for_case(
     *,
     seed: int,
     params: TasksParams | Mapping[str, Any] | None = None,
+    language: str = "python",
 ) -> list[dict[str, Any]]:
     """The item rows of one case (one per family in ``params.families`` that has questions).
 
     ``case_row`` needs ``source``, ``entry`` and ``args``; ``case_id``, ``program_id``, ``tier``,
     ``target`` and ``grammar_hash`` are copied when present (a missing ``case_id`` is hashed
     from the program and its arguments). ``trace`` is the dict of ``trace_call`` with capture.
+    ``language``: the registered name of the program's language.
     """
-    return build_items_with_reasons(case_row, trace, seed=seed, params=params)[0]
+    return build_items_with_reasons(case_row, trace, seed=seed, params=params, language=language)[0]
 
 
 def _row(
@@ -216,6 +225,7 @@ def _row(
     features: dict[str, Any],
     output_repr: str,
     output_type: str,
+    language: str,
 ) -> dict[str, Any]:
     source, entry, args = case_row["source"], case_row["entry"], case_row["args"]
     item = {"family": family, "source": source, "entry": entry, "args": args, "questions": questions}
@@ -227,7 +237,7 @@ def _row(
         "case_id": case_id,
         "program_id": case_row.get("program_id"),
         "family": family,
-        "prompt": render_prompt(item),
+        "prompt": render_prompt(item, language=language),
         "questions": _JSON(questions),
         "answer": _JSON([q["answer"] for q in questions]),
         "source": source,

@@ -1,9 +1,11 @@
 """Items built in worker processes: the tasks stage's parallel half (docs/design.md §2).
 
-``items_job`` is a job kind of the sandbox worker pool (``factory.sandbox.pool``): one traced case
+``items_job`` is a job kind of the sandbox worker pool (``factory.sandbox.trusted.pool``): one traced case
 in, its item rows out. The work is trusted (no program runs), the pool is used for its reused
 processes and its in-order results; ``build_all`` feeds it and yields one result per case, in
-order, so the output does not depend on the number of workers.
+order, so the output does not depend on the number of workers. A payload names the programs'
+language (a registered name): a worker resolves it itself (``factory.languages``: a language a
+worker must see is built in or named in ``LANGUAGES_ENV``).
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from factory.params import TasksParams
-from factory.sandbox.pool import WorkerPool
-from factory.sandbox.worker import RESOURCE_LIMIT
+from factory.sandbox.trusted.pool import WorkerPool
+from factory.sandbox.trusted.worker import RESOURCE_LIMIT
 from factory.tasks.items import build_items_with_reasons
 
 ITEMS_KIND = "items"
+#: The tasks stage's job kinds, for ``WorkerPool(kinds=...)`` (as ``factory.trace.jobs.KINDS``).
+KINDS = {ITEMS_KIND: "factory.tasks.job:items_job"}
 CHUNK_ROWS = 16
 ITEMS_TIMEOUT_S = 300.0  # one chunk's items; a 2,000-step trace takes milliseconds
 ITEMS_MEMORY_MB = 2048
@@ -33,7 +37,7 @@ def items_pool(workers: int | None = None) -> WorkerPool:
         hash_seed=0,  # item building must not depend on it; fixed anyway
         timeout_s=ITEMS_TIMEOUT_S,
         memory_mb=ITEMS_MEMORY_MB,
-        kinds={ITEMS_KIND: "factory.tasks.job:items_job"},
+        kinds=KINDS,
         # A chunk is long work: two queued per worker keep it busy, and the rest wait in the
         # parent, where an idle worker can take them (the end of a run stays balanced).
         window=2,
@@ -41,10 +45,16 @@ def items_pool(workers: int | None = None) -> WorkerPool:
 
 
 def build_all(
-    rows: Iterable[dict[str, Any]], pool: WorkerPool, seed: int, params: TasksParams
+    rows: Iterable[dict[str, Any]],
+    pool: WorkerPool,
+    seed: int,
+    params: TasksParams,
+    *,
+    language: str = "python",
 ) -> Iterator[dict[str, Any]]:
     """One result per traces row, in order: ``items`` (rows of the tasks table), ``reasons``
     (families the case could not give) and ``drop`` (why the case gave nothing, else None).
+    ``language``: the registered name of the programs' language.
 
     Rows travel in chunks of about ``CHUNK_ROWS`` (one job each: the per-job cost of the pipes is
     then shared); results do not depend on the chunking or on the number of workers.
@@ -55,7 +65,7 @@ def build_all(
     def payloads() -> Iterator[dict[str, Any]]:
         for chunk in _chunks(rows):
             sizes.append(len(chunk))
-            yield {"rows": chunk, "seed": seed, "params": params_json}
+            yield {"rows": chunk, "seed": seed, "params": params_json, "language": language}
 
     for result in pool.map(ITEMS_KIND, payloads(), affinity=_first_source):
         size = sizes.popleft()
@@ -92,14 +102,16 @@ def _chunks(rows: Iterable[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
 
 
 def items_job(payload: dict[str, Any]) -> dict[str, Any]:
-    """Job kind ``items``: ``payload`` holds ``rows`` (traces rows), ``seed`` and ``params``
-    (TasksParams as JSON); the result's ``cases`` holds one result per row, in order."""
+    """Job kind ``items``: ``payload`` holds ``rows`` (traces rows), ``seed``, ``params``
+    (TasksParams as JSON) and ``language`` (a registered name; default Python); the result's
+    ``cases`` holds one result per row, in order."""
     params = _params(payload["params"])
     seed = payload["seed"]
+    lang = payload.get("language", "python")
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return {"status": "ok", "cases": [case_items(row, seed, params) for row in payload["rows"]]}
+        return {"status": "ok", "cases": [case_items(row, seed, params, lang) for row in payload["rows"]]}
     finally:
         _after_chunk(enabled)
 
@@ -126,12 +138,16 @@ def _after_chunk(enabled: bool) -> None:
         gc.enable()
 
 
-def case_items(row: dict[str, Any], seed: int, params: TasksParams) -> dict[str, Any]:
+def case_items(
+    row: dict[str, Any], seed: int, params: TasksParams, language: str = "python"
+) -> dict[str, Any]:
     """The result of one traces row: ``items``, ``reasons`` and ``drop`` (see ``build_all``)."""
     trace = load_trace(row)
     if isinstance(trace, str):
         return {"items": [], "reasons": [], "drop": trace}
-    items, reasons = build_items_with_reasons(row, trace, seed=seed, params=params, verified=True)
+    items, reasons = build_items_with_reasons(
+        row, trace, seed=seed, params=params, verified=True, language=language
+    )
     drop = None
     if not items:
         drop = reasons[0].removeprefix("case:") if reasons else "no_item"

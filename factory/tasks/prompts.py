@@ -4,7 +4,9 @@ One prompt shape for every family: short instructions with the answer rules of t
 item asks about, a format-only example on a fixed tiny program, then the task (the program with
 line numbers, the call, the numbered questions) and the reply format: reasoning in
 ``<reasoning>...</reasoning>``, then exactly one answer line per question, in order, in
-``<answer>...</answer>``, which is what ``factory.scoring`` parses.
+``<answer>...</answer>``, which is what ``factory.scoring`` parses. The program's language (a
+registered name, ``factory.languages``) gives the name the wording uses ("the Python program") and
+the statement analysis that says whether a statement spans several lines.
 """
 
 from __future__ import annotations
@@ -14,19 +16,20 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from factory.tasks.analysis import has_multiline_statement
+from factory import languages
 from factory.tasks.questions import line_text
 
 Question = Mapping[str, Any]
 
 ITEM_FAMILIES = ("white_box", "output", "input", "coverage")
 
+# ``{language}``: the language's display name.
 _INTRO = {
-    "white_box": "Work out how the Python program below executes for the given call, then answer "
+    "white_box": "Work out how the {language} program below executes for the given call, then answer "
     "the questions about its execution.",
-    "output": "Work out what the Python function below returns for the given call.",
-    "input": "Find an input for which the Python function below returns the given output.",
-    "coverage": "Work out which lines of the Python program below run for the given call.",
+    "output": "Work out what the {language} function below returns for the given call.",
+    "input": "Find an input for which the {language} function below returns the given output.",
+    "coverage": "Work out which lines of the {language} program below run for the given call.",
 }
 
 _COUNTING = (
@@ -38,13 +41,13 @@ _COUNTING = (
 _MULTILINE = "- A statement written over several lines counts as its first line."
 _RULES = {
     "output": "- Complete the assertion: write the whole assertion with ?? replaced by the return "
-    "value as a Python literal.",
+    "value as a {language} literal.",
     "input": "- Complete the assertion: write the whole assertion with ?? replaced by arguments "
-    "written as Python literals (no names, no calls); any arguments that make it hold are right.",
+    "written as {language} literals (no names, no calls); any arguments that make it hold are right.",
     "next_line": "- Which line runs next: copy that line's code exactly, without its number; write "
     "-1 if nothing runs after it ({entry} has returned) or if the line does not run that many "
     "times.",
-    "state": "- Value and type: write `<value>; <type>`, the value as a Python literal (as repr "
+    "state": "- Value and type: write `<value>; <type>`, the value as a {language} literal (as repr "
     "shows it) and the type as type(x).__name__, e.g. `[1, 'a']; list`, read in the function "
     "that the line belongs to, once that execution of the line is over; write Nil if the line "
     "does not run that many times.",
@@ -183,9 +186,9 @@ def _example(family: str, families: tuple[str, ...]) -> tuple[str, ...]:
     )
 
 
-def render_prompt(item: Mapping[str, Any]) -> str:
+def render_prompt(item: Mapping[str, Any], *, language: str = "python") -> str:
     """The prompt of an item (a dict with ``family``, ``source``, ``entry``, ``args`` and
-    ``questions``, a list or its JSON text)."""
+    ``questions``, a list or its JSON text) whose program is in ``language`` (a registered name)."""
     family = item["family"]
     if family not in ITEM_FAMILIES:
         raise ValueError(f"unknown item family {family!r} (expected one of {ITEM_FAMILIES})")
@@ -194,10 +197,12 @@ def render_prompt(item: Mapping[str, Any]) -> str:
     if not questions:
         raise ValueError("an item needs at least one question")
     families = tuple(_families(questions))
-    multiline = not _WHITE_BOX_FAMILIES.isdisjoint(families) and has_multiline_statement(source)
+    lang = languages.language(language)
+    white_box = not _WHITE_BOX_FAMILIES.isdisjoint(families)
+    multiline = white_box and lang.facet("analysis").has_multiline_statement(source)
     n = len(questions)
     parts = [
-        _head(family, families, multiline, entry),
+        _head(family, families, multiline, entry, lang.display_name),
         *_block(family, source, entry, args, questions),
         "",
         f"Reply with <reasoning>...</reasoning>, then <answer>...</answer> holding exactly {n} "
@@ -210,17 +215,17 @@ _WHITE_BOX_FAMILIES = frozenset({"next_line", "state", "coverage"})  # they ask 
 
 
 @functools.lru_cache(maxsize=256)
-def _head(family: str, families: tuple[str, ...], multiline: bool, entry: str) -> str:
+def _head(family: str, families: tuple[str, ...], multiline: bool, entry: str, language: str) -> str:
     """A prompt up to its task block: intro, answer rules and the format-only example (items
-    of one family asking the same families share it)."""
+    of one family asking the same families share it); ``language``: the display name."""
     rules = []
     if {"next_line", "state"} & set(families):
         rules.append(_COUNTING)
     if multiline:
         rules.append(_MULTILINE)
-    rules += [_RULES[f].format(entry=entry) for f in families]
+    rules += [_RULES[f].format(entry=entry, language=language) for f in families]
     parts = [
-        _INTRO[family],
+        _INTRO[family].format(language=language),
         "",
         "Answer rules:",
         *rules,

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from factory.tasks.analysis import StatementLine, statement_info
+from factory import languages
+from factory.languages import StatementLine
 from factory.trace.source import CACHE_SIZE
 
 #: How many lines that never run get a -1 / Nil question (the first ones in source order).
@@ -39,7 +41,7 @@ def source_lines(source: str) -> tuple[str, ...]:
 
 
 def questions_from_trace(
-    source: str, trace: dict[str, Any], *, max_occurrence: int | None = None
+    source: str, trace: dict[str, Any], *, max_occurrence: int | None = None, language: str = "python"
 ) -> list[dict[str, Any]]:
     """Every question that ``trace`` (of ``source``) supports, before sampling.
 
@@ -51,11 +53,12 @@ def questions_from_trace(
     (line, occurrence) that occurs, plus (line, last occurrence + 1) and a few lines that never
     run, answered -1; ``state`` for every literal value changed at an occurrence, plus ``Nil``
     questions for occurrences that never happen; ``coverage`` for every statement line of the
-    program's functions. A trace whose status is not ``ok`` supports none.
+    program's functions. A trace whose status is not ``ok`` supports none. ``language``: the
+    registered name of the program's language, whose statement analysis reads ``source``.
     """
     if trace.get("status") != "ok":
         return []
-    facts = _program_facts(source)
+    facts = _program_facts(source, language)
     info = facts.info
     steps = trace["steps"]
     lines = [s["line"] for s in steps]
@@ -185,7 +188,7 @@ class _ProgramFacts:
     """What ``questions_from_trace`` reads of a program, whatever the trace: computed once per
     source (a program has several cases)."""
 
-    info: dict[int, StatementLine]
+    info: Mapping[int, StatementLine]
     lines: list[int]  # the statement lines, sorted
     physical_next: dict[int, int]
     function_starts: frozenset[int]  # first statement lines of the functions
@@ -195,8 +198,8 @@ class _ProgramFacts:
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
-def _program_facts(source: str) -> _ProgramFacts:
-    info = statement_info(source)
+def _program_facts(source: str, language: str) -> _ProgramFacts:
+    info = languages.language(language).facet("analysis").statement_info(source)
     helpers = {stmt.func for stmt in info.values()}  # the program's own functions
     return _ProgramFacts(
         info=info,
@@ -261,7 +264,7 @@ def _quiet_vars(stmt: StatementLine) -> list[str]:
     return list(dict.fromkeys(candidates))[:2]
 
 
-def _physical_next(info: dict[int, StatementLine]) -> dict[int, int]:
+def _physical_next(info: Mapping[int, StatementLine]) -> dict[int, int]:
     """For each statement line, the next statement line of the same function in the source."""
     by_func: dict[str, list[int]] = defaultdict(list)
     for line in sorted(info):

@@ -7,35 +7,26 @@ seed's. Executions that are not ``ok`` are skipped (they were counted by the exe
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
+from factory import languages
+from factory.contracts import TRACE_CASE_COLUMNS, TRACES_SCHEMA
 from factory.execute.runner import Executor, same_value
-from factory.inputs.stage import CASES_SCHEMA
-from factory.io import ShardWriter, count_rows, iter_rows
-from factory.literals import literal_eval
+from factory.io import count_rows, iter_rows
+from factory.languages import Language
 from factory.params import ExecuteParams, TraceParams
-from factory.progress import progress
+from factory.stage import Outcome, Output, Tally, chunks, run_stage
 from factory.stats import StageStats
-from factory.trace.tracer import MAX_STATE_BYTES, one_line_statements
-
-# A trace row: the case (as the inputs stage wrote it) and its recorded output, then the trace.
-CASE_COLUMNS = [(f.name, f.type) for f in CASES_SCHEMA if f.name != "lines_covered"] + [
-    ("output_repr", pa.string()),
-    ("output_type", pa.string()),
-]
-TRACES_SCHEMA = pa.schema(
-    [*CASE_COLUMNS, ("trace", pa.string()), ("trace_length", pa.int32()), ("n_states", pa.int32())]
-)
+from factory.trace.statements import one_line_statements
+from factory.trace.tracer import MAX_STATE_BYTES
 
 
-def same_trace(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def same_trace(a: dict[str, Any], b: dict[str, Any], values: Language | None = None) -> bool:
     """Two ``ok`` traces of one case agree: identical steps, and states whose values are equal
-    (reprs equal, or literals equal with sets compared as sets)."""
+    (reprs equal, or literals equal with sets compared as sets, read with the value model of
+    ``values``, a language; default Python)."""
     if a["status"] != "ok" or b["status"] != "ok":
         return a["status"] == b["status"]  # a drop: its reason is what counts (no trace to compare)
     if a["steps"] != b["steps"] or len(a["states"]) != len(b["states"]):
@@ -47,8 +38,9 @@ def same_trace(a: dict[str, Any], b: dict[str, Any]) -> bool:
             continue
         if not (x.get("literal") and y.get("literal")):
             return False
+        values = values or languages.language("python")
         try:
-            if not same_value(literal_eval(x["repr"]), literal_eval(y["repr"])):
+            if not same_value(values.literal_value(x["repr"]), values.literal_value(y["repr"]), values):
                 return False
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return False
@@ -83,7 +75,7 @@ FIRST_KIND, OTHER_KIND = "trace_row", "trace_digest"
 
 def same_digest(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Two runs of ``trace_row`` / ``trace_digest`` agree: equal trace digests (see
-    ``factory.trace.tracer.trace_digest``, which compares as ``same_trace`` does)."""
+    ``factory.trace.stored.trace_digest``, which compares as ``same_trace`` does)."""
     if a["status"] != "ok" or b["status"] != "ok":
         return a["status"] == b["status"]
     return a["digest"] is not None and a["digest"] == b["digest"]
@@ -110,7 +102,7 @@ def trace_rows(
         if expected is not None and result["output_repr"] != expected:
             yield None, "trace_output_differs"  # the traced run must return what ran
             continue
-        out = {name: row.get(name) for name, _ in CASE_COLUMNS}
+        out = {name: row.get(name) for name, _ in TRACE_CASE_COLUMNS}
         if expected is None:
             out["output_repr"], out["output_type"] = result["output_repr"], result["output_type"]
         out["trace"] = result["trace"]
@@ -125,36 +117,45 @@ def run_trace_stage(
     stats_path: str | Path,
     params: TraceParams,
     execute: ExecuteParams,
+    *,
+    language: str = "python",
 ) -> StageStats:
-    """Trace the ``ok`` executions; keep the cases whose traces agree under both hash seeds."""
-    stats = StageStats("trace")
-    per_tier: Counter = Counter()
+    """Trace the ``ok`` executions; keep the cases whose traces agree under both hash seeds.
+    ``language``: the registered name of the programs' language (the grammar's), whose job kinds
+    (``trace_row``, ``trace_digest``) trace them."""
+    lang = languages.language(language)
     lengths: list[int] = []
-    with (
-        Executor.from_params(execute) as executor,
-        ShardWriter(out_dir, TRACES_SCHEMA, params.rows_per_shard, group_rows=256) as out,  # traces are big
-        progress("trace", count_rows(executions_dir)) as advance,
-    ):
-        for batch in iter_rows(executions_dir, batch_rows=1024):
-            advance(len(batch))
-            rows = [r for r in batch if r["status"] == "ok"]
-            for row, reason in trace_rows(rows, executor, params):
-                stats.items_in += 1
-                if row is None:
-                    assert reason is not None  # trace_rows gives the reason of every row it drops
-                    stats.drop(reason)
-                    continue
-                out.write(row)
-                stats.items_out += 1
-                per_tier[row["tier"]] += 1
-                lengths.append(row["trace_length"])
-    stats.extra["traced_by_tier"] = {str(t): per_tier[t] for t in sorted(per_tier)}
-    if lengths:
-        lengths.sort()
-        stats.extra["trace_length"] = {
-            "median": lengths[len(lengths) // 2],
-            "p90": lengths[int(len(lengths) * 0.9)],
-            "max": lengths[-1],
-        }
-    stats.write(stats_path)
-    return stats
+
+    def outcomes(executions: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
+        with Executor.from_params(execute, kinds=lang.facet("tracer").KINDS, language=lang) as executor:
+            for batch in chunks(executions, 1024):
+                for row, reason in trace_rows(batch, executor, params):
+                    if row is None:
+                        yield Outcome(drop=reason)
+                        continue
+                    lengths.append(row["trace_length"])
+                    yield Outcome([row], tier=row["tier"])
+
+    def extra(tally: Tally) -> dict[str, Any]:
+        stats: dict[str, Any] = {"traced_by_tier": tally.by_tier(tally.tiers_out)}
+        if lengths:
+            lengths.sort()
+            stats["trace_length"] = {
+                "median": lengths[len(lengths) // 2],
+                "p90": lengths[int(len(lengths) * 0.9)],
+                "max": lengths[-1],
+            }
+        return stats
+
+    rows = (row for batch in iter_rows(executions_dir, batch_rows=1024) for row in batch)
+    output = Output(out_dir, TRACES_SCHEMA, params.rows_per_shard, group_rows=256)  # traces are big
+    return run_stage(
+        "trace",
+        rows,
+        outcomes,
+        output,
+        stats_path,
+        total=count_rows(executions_dir),
+        extra=extra,
+        accept=lambda row: row["status"] == "ok",
+    )

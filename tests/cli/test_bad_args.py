@@ -71,7 +71,7 @@ def test_a_short_text_is_echoed_whole() -> None:
 
 
 def test_worker_paths_say_the_same() -> None:
-    from factory.sandbox.worker import BadProgram, call_args, eval_args
+    from factory.sandbox.trusted.worker import BadProgram, call_args, eval_args
 
     for call in (lambda: call_args(BIG), lambda: eval_args(BIG, {})):
         with pytest.raises(BadProgram) as info:

@@ -1,4 +1,4 @@
-"""``execverify run`` and ``execverify execute`` through the installed console script."""
+"""``execverify run`` and ``execverify stage execute`` through the installed console script."""
 
 from __future__ import annotations
 
@@ -182,14 +182,14 @@ def test_execute_stage_command(execverify: str, tmp_path: Path) -> None:
     params = tmp_path / "params.yaml"
     params.write_text("execute:\n  timeout_s: 1.0\n  workers: 1\n")
     out, stats = tmp_path / "executions", tmp_path / "metrics" / "execute.json"
-    args = ["execute", "--cases", str(cases), "--out", str(out), "--stats", str(stats)]
+    args = ["stage", "execute", "--cases", str(cases), "--out", str(out), "--stats", str(stats)]
     proc = run(execverify, *args, "--params", str(params))
     assert proc.returncode == 0, proc.stderr
     table = pq.read_table(out / "part-00000.parquet").to_pylist()
     assert [r["output_repr"] for r in table] == [f"[{i}, {i}]" for i in range(5)]
     assert json.loads(stats.read_text())["out"] == 5
 
-    missing = ["execute", "--cases", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]
+    missing = ["stage", "execute", "--cases", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]
     assert_usage_error(run(execverify, *missing, "--params", str(params)), "nope")
     params.write_text("execute:\n  timeout_s: -1\n")
     assert_usage_error(run(execverify, *args, "--params", str(params)), "timeout_s")

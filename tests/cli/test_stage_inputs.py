@@ -55,48 +55,48 @@ def outputs(tmp_path: Path) -> list[str]:
 
 
 def test_tasks_given_a_programs_table(execverify: str, programs: Path, tmp_path: Path) -> None:
-    proc = run(execverify, "tasks", "--traces", str(programs), *outputs(tmp_path))
+    proc = run(execverify, "stage", "tasks", "--traces", str(programs), *outputs(tmp_path))
     line = one_line_exit_2(proc, str(programs), "not a traces table", "trace stage")
     assert "missing columns: case_id, args, trace" in line
     assert not (tmp_path / "out").exists() and not (tmp_path / "stats.json").exists()
 
 
 def test_tasks_given_a_traces_table_runs(execverify: str, tmp_path: Path) -> None:
-    from factory.trace.stage import TRACES_SCHEMA
+    from factory.contracts import TRACES_SCHEMA
 
     traces = tmp_path / "traces"
     traces.mkdir()
     pq.write_table(TRACES_SCHEMA.empty_table(), traces / "part-00000.parquet")
-    proc = run(execverify, "tasks", "--traces", str(traces), *outputs(tmp_path))
+    proc = run(execverify, "stage", "tasks", "--traces", str(traces), *outputs(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out" / "part-00000.parquet").is_file()
 
 
 def test_trace_stage_given_a_programs_table(execverify: str, programs: Path, tmp_path: Path) -> None:
-    proc = run(execverify, "traces", "--executions", str(programs), *outputs(tmp_path))
+    proc = run(execverify, "stage", "trace", "--executions", str(programs), *outputs(tmp_path))
     one_line_exit_2(proc, "not an executions table", "status", "execute stage")
 
 
 def test_execute_given_a_programs_table(execverify: str, programs: Path, tmp_path: Path) -> None:
-    proc = run(execverify, "execute", "--cases", str(programs), *outputs(tmp_path))
+    proc = run(execverify, "stage", "execute", "--cases", str(programs), *outputs(tmp_path))
     one_line_exit_2(proc, "not a cases table", "case_id", "args", "inputs stage")
 
 
 def test_difficulty_given_a_programs_table(execverify: str, programs: Path, tmp_path: Path) -> None:
     proc = run(
-        execverify, "difficulty", "--tasks", str(programs), "--pass-stats", str(tmp_path / "pass"),
+        execverify, "stage", "difficulty", "--tasks", str(programs), "--pass-stats", str(tmp_path / "pass"),
         *outputs(tmp_path),
     )  # fmt: skip
     one_line_exit_2(proc, "not a tasks table", "task_id", "prompt", "tasks stage")
 
 
 def test_assemble_given_a_programs_table(execverify: str, programs: Path, tmp_path: Path) -> None:
-    proc = run(execverify, "assemble", "--tasks", str(programs), *outputs(tmp_path))
+    proc = run(execverify, "stage", "assemble", "--tasks", str(programs), *outputs(tmp_path))
     one_line_exit_2(proc, "not a tasks table", "task_id, family")
 
 
 def test_phase2_given_programs_as_executions(execverify: str, programs: Path, tmp_path: Path) -> None:
-    args = ["phase2", "build", "--programs", str(programs), "--executions", str(programs)]
+    args = ["stage", "phase2", "--programs", str(programs), "--executions", str(programs)]
     one_line_exit_2(run(execverify, *args, *outputs(tmp_path)), "not an executions table")
 
 
@@ -105,13 +105,13 @@ def test_inputs_given_a_cases_table(execverify: str, tmp_path: Path) -> None:
     cases.mkdir()
     row = {"case_id": "c", "program_id": "p", "source": "x", "entry": "f", "args": "1", "tier": 1}
     pq.write_table(pa.Table.from_pylist([row]), cases / "part-00000.parquet")
-    proc = run(execverify, "inputs", "--programs", str(cases), *outputs(tmp_path))
+    proc = run(execverify, "stage", "inputs", "--programs", str(cases), *outputs(tmp_path))
     one_line_exit_2(proc, "not a programs table", "param_types", "synthesize stage")
 
 
 def test_a_folder_without_shards(execverify: str, tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
-    proc = run(execverify, "tasks", "--traces", str(tmp_path / "empty"), *outputs(tmp_path))
+    proc = run(execverify, "stage", "tasks", "--traces", str(tmp_path / "empty"), *outputs(tmp_path))
     one_line_exit_2(proc, "empty", "no part-*.parquet", "not a traces table")
 
 

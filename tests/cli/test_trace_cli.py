@@ -111,8 +111,8 @@ def test_bad_input_is_one_line_and_exit_2(
 def test_task_is_a_dataset_row_that_scores_through_the_cli(
     execverify: str, tmp_path: Path, family: str
 ) -> None:
+    from factory.contracts import TASKS_SCHEMA
     from factory.tasks.prompts import gold_completion
-    from factory.tasks.stage import TASKS_SCHEMA
 
     (tmp_path / "p.py").write_text(PROGRAM)
     args = [

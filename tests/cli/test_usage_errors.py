@@ -112,3 +112,23 @@ def test_usage_line_in_process(capsys: pytest.CaptureFixture[str]) -> None:
     assert err.splitlines() == [
         "execverify: error: No such option: --argz (Possible options: --args) — see 'execverify run --help'"
     ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (["traces", "--params", "p.yaml"], "stage trace"),
+        (["phase2", "build"], "stage phase2"),
+        (["sft"], "stage sft"),
+    ],
+)
+def test_a_stage_command_of_0_2_names_its_new_place(old: list[str], new: str, capsys) -> None:
+    from factory.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(old)
+    assert exit_info.value.code == 2
+    old_name = " ".join(old[:2] if old[0] == "phase2" else old[:1])
+    expected = f"execverify: error: 'execverify {old_name}' is now 'execverify {new}' "
+    expected += "(the stages are under 'execverify stage')"
+    assert capsys.readouterr().err.strip().splitlines() == [expected]

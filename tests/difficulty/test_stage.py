@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from factory.contracts import TASKS_SCHEMA
 from factory.difficulty import run_difficulty_stage
 from factory.io import read_table
 from factory.params import DifficultyParams
 from factory.solvers import CachedSolver, ResponseCache
-from factory.tasks.stage import TASKS_SCHEMA
 from tests.solvers.helpers import ScriptedSolver, cruxeval_task_rows, write_tasks
 
 
@@ -87,6 +87,7 @@ def test_off_by_default_passes_everything_with_a_loud_notice(rows, tmp_path: Pat
     params.write_text("seed: 1\n")
     cmd = [
         execverify,
+        "stage",
         "difficulty",
         "--params",
         str(params),
@@ -124,6 +125,8 @@ def test_off_by_default_passes_everything_with_a_loud_notice(rows, tmp_path: Pat
 def test_bad_params_are_one_line_and_exit_2(tmp_path: Path, execverify, yaml_text: str, message: str) -> None:
     params = tmp_path / "params.yaml"
     params.write_text(yaml_text)
-    done = subprocess.run([execverify, "difficulty", "--params", str(params)], capture_output=True, text=True)
+    done = subprocess.run(
+        [execverify, "stage", "difficulty", "--params", str(params)], capture_output=True, text=True
+    )
     assert done.returncode == 2 and message in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -43,6 +43,7 @@ def _grammar_with(tmp_path: Path, broken: Path) -> tuple[Path, Path, int, str]:
 def test_minimal_fixture_grammar_is_valid() -> None:
     grammar = load_grammar(FIXTURES / "minimal")
     assert grammar.targets() == ["int.add", "list.pop"]
+    assert grammar.language == "python"  # named by the statements file, not by the folder
 
 
 @pytest.mark.parametrize("broken", BROKEN, ids=[p.stem for p in BROKEN])
@@ -95,7 +96,9 @@ def test_cli_grammar_check_accepts_the_python_grammar(grammar_check_available: N
     assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize("name", ["unknown_key.yaml", "yaml_syntax.yaml", "unknown_source.yaml"])
+@pytest.mark.parametrize(
+    "name", ["unknown_key.yaml", "yaml_syntax.yaml", "unknown_source.yaml", "unknown_language.yaml"]
+)
 def test_cli_grammar_check_reports_one_line(tmp_path: Path, name: str, grammar_check_available: None) -> None:
     folder, target, line, text = _grammar_with(tmp_path, FIXTURES / "broken" / name)
     result = _execverify("grammar", "check", str(folder))

@@ -33,8 +33,10 @@ from factory.grammar.sources import IMPLEMENTATIONS
 from factory.grammar.types import Type, parse_type
 from factory.inputs.draw import draw_examples
 from factory.inputs.strategies import strategy_for
+from factory.languages import language
 
 GRAMMAR = load_grammar("grammars/python")
+LANGUAGE = language(GRAMMAR.language)
 CANDIDATES = 12  # examples per seeded run, as the inputs stage draws per program
 POOL_RUNS = 4  # seeded runs per concrete type
 DRAWS = 30  # draws per operation variant and type binding
@@ -142,6 +144,9 @@ class FakeContext:
                 options = [c for c in options if len(c) <= 4] or options
             return self.rng.choice(options)
         return repr(self.rng.choice(pool(t)))
+
+    def literal(self, value: object) -> str:
+        return LANGUAGE.literal(value)
 
     def variable_of(self, t: Type) -> str | None:
         recv = self.ns["recv"]

@@ -7,15 +7,16 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
+from factory.contracts import CASES_SCHEMA, PROGRAMS_SCHEMA
 from factory.grammar.loader import load_grammar
 from factory.grammar.types import parse_type
 from factory.inputs.draw import draw_examples
-from factory.inputs.stage import CASES_SCHEMA, args_text, choose, run_inputs_stage
+from factory.inputs.pools import args_text
+from factory.inputs.stage import choose, run_inputs_stage
 from factory.inputs.strategies import strategy_for
 from factory.io import ShardWriter, read_table
 from factory.literals import parse_args, strict_equal
 from factory.params import ExecuteParams, InputsParams
-from factory.synth.stage import PROGRAMS_SCHEMA
 
 GRAMMAR = load_grammar("grammars/python")
 
@@ -127,7 +128,7 @@ def test_args_text_does_not_depend_on_the_hash_seed() -> None:
     import sys
 
     values = "({'ab', 'cd', 'ef', 'gh', 'x'}, {1: {'q', 'r'}})"
-    code = f"from factory.inputs.stage import args_text; print(args_text({values}))"
+    code = f"from factory.inputs.pools import args_text; print(args_text({values}))"
     outs = {
         subprocess.run(
             [sys.executable, "-c", code],
@@ -171,7 +172,7 @@ def test_draws_do_not_depend_on_the_modules_imported() -> None:
 
 
 def test_pools_are_drawn_the_same_in_parallel_and_saved_for_later_stages(tmp_path: Path) -> None:
-    from factory.inputs.stage import draw_pools, read_pools, write_pools
+    from factory.inputs.pools import draw_pools, read_pools, write_pools
 
     with ShardWriter(tmp_path / "programs", PROGRAMS_SCHEMA) as w:
         w.write_many(_program_rows())

@@ -13,9 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from factory.contracts import PHASE2_SCHEMA
 from factory.io import read_table
 from factory.phase2.importer import import_dataset, read_rows
-from factory.phase2.items import PHASE2_SCHEMA, gold_completion
+from factory.phase2.items import gold_completion
 from factory.scoring import score_batch
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "data" / "benchmarks"

@@ -15,10 +15,11 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from factory.contracts import PHASE2_SCHEMA
 from factory.errors import UserError
 from factory.io import read_table, shard_paths
 from factory.params import Phase2Params, validate_section
-from factory.phase2.items import PHASE2_SCHEMA, gold_completion, memorizer_source
+from factory.phase2.items import gold_completion, memorizer_source
 from factory.phase2.stage import choose_hidden, memorizer_fails, run_phase2_stage
 from factory.scoring import score_batch
 
@@ -35,7 +36,7 @@ def built(pipeline: dict[str, Any], execverify: str) -> dict[str, Any]:
     """The phase2 stage through its command, as dvc.yaml runs it."""
     root = pipeline["root"]
     proc = subprocess.run(
-        [execverify, "phase2", "build", "--params", str(root / "params.yaml")]
+        [execverify, "stage", "phase2", "--params", str(root / "params.yaml")]
         + ["--programs", str(root / "programs"), "--executions", str(root / "executions")]
         + ["--out", str(root / "phase2"), "--stats", str(root / "phase2.json")],
         capture_output=True,

@@ -12,13 +12,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from factory.contracts import TASKS_SCHEMA
 from factory.io import read_table, shard_paths
 from factory.params import AssembleParams
 from factory.release.normalize import BUILTINS
 from factory.release.stage import run_assemble_stage
 from factory.synth.stage import program_id
 from factory.tasks.items import build_items_for_case, default_case_id
-from factory.tasks.stage import TASKS_SCHEMA
 from factory.trace.tracer import trace_call
 
 REPO = Path(__file__).resolve().parents[2]

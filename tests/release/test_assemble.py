@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from factory.contracts import TASKS_SCHEMA
 from factory.io import read_table
 from factory.params import AssembleParams
 from factory.release.card import card_configs
 from factory.scoring import score_item
 from factory.tasks.prompts import gold_completion
-from factory.tasks.stage import TASKS_SCHEMA
 
 ARROW_TO_FEATURE = {
     "string": "string",
@@ -177,8 +177,8 @@ def test_difficulty_columns_and_solver_reach_the_release(small_tasks: Path, tmp_
 def cli(execverify: str, tmp_path: Path):
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [execverify, "assemble", "--out", str(tmp_path / "rel"), "--stats", str(tmp_path / "s.json"),
-             "--plots", str(tmp_path / "plots"), *args],
+            [execverify, "stage", "assemble", "--out", str(tmp_path / "rel"),
+             "--stats", str(tmp_path / "s.json"), "--plots", str(tmp_path / "plots"), *args],
             capture_output=True, text=True, timeout=600, env={"CI": "1", "PATH": "/usr/bin:/bin"},
         )  # fmt: skip
 
@@ -276,7 +276,8 @@ def test_an_extra_config_over_another_input_is_one_table_entry(
     assert all(isinstance(r["tests"], list) and r["tests"][0].startswith("assert ") for r in loaded)
     # without a config for it, an extra input is a one-line error
     proc = subprocess.run(
-        [execverify, "assemble", "--tasks", str(small_tasks), "--extra-input", f"codegen={tmp_path}/codegen",
+        [execverify, "stage", "assemble", "--tasks", str(small_tasks),
+         "--extra-input", f"codegen={tmp_path}/codegen",
          "--out", str(tmp_path / "x"), "--stats", str(tmp_path / "x.json"), "--plots", str(tmp_path / "xp")],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip

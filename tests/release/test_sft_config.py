@@ -7,12 +7,12 @@ from pathlib import Path
 import datasets
 import pytest
 
+from factory.contracts import SFT_SCHEMA
 from factory.io import read_table
 from factory.params import AssembleParams, SftParams
 from factory.release.card import card_configs
 from factory.release.splits import split_of
 from factory.sft import run_sft_stage
-from factory.sft.stage import SFT_SCHEMA
 from factory.solvers import CachedSolver, ResponseCache
 from tests.solvers.helpers import ScriptedSolver
 

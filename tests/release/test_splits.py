@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,22 +41,35 @@ def test_the_split_of_known_ids_is_pinned() -> None:
     ]
 
 
+def _candidates(sizes: dict[str, int]) -> pl.DataFrame:
+    rows = [(f, i / n, i) for f, n in sizes.items() for i in range(n)]
+    return pl.DataFrame(rows, schema=["family", "hash", "i"], orient="row")
+
+
 @given(st.integers(1, 300), st.integers(1, 300), st.sampled_from([0.5, 0.25, 0.8]))
 @settings(max_examples=60, deadline=None)
 def test_select_by_shares_meets_the_shares(n_a: int, n_b: int, share_a: float) -> None:
-    cands = {
-        "a": [(i / n_a, ("a", i)) for i in range(n_a)],
-        "b": [(i / n_b, ("b", i)) for i in range(n_b)],
-    }
-    chosen = select_by_shares(cands, {"a": share_a, "b": 1 - share_a})
-    got = Counter(k[0] for k in chosen)
+    cands = _candidates({"a": n_a, "b": n_b})
+    chosen = select_by_shares(
+        cands.sample(fraction=1.0, shuffle=True, seed=n_a), {"a": share_a, "b": 1 - share_a}
+    )
+    got = Counter(chosen.get_column("family").to_list())
     total = min(n_a / share_a, n_b / (1 - share_a))
-    for fam, share in (("a", share_a), ("b", 1 - share_a)):
-        assert got[fam] == min(len(cands[fam]), int(total * share + 1e-9))
-    # the limiting family is taken whole; the other by smallest hash
+    for fam, share, n in (("a", share_a, n_a), ("b", 1 - share_a, n_b)):
+        assert got[fam] == min(n, int(total * share + 1e-9))
+    # the limiting family is taken whole; the other by smallest hash, whatever the row order
     for fam in "ab":
-        assert sorted(k[1] for k in chosen if k[0] == fam) == list(range(got[fam]))
+        assert sorted(chosen.filter(pl.col("family") == fam).get_column("i")) == list(range(got[fam]))
+
+
+def test_select_by_shares_breaks_hash_ties_by_row_order() -> None:
+    cands = pl.DataFrame(
+        {"family": ["a", "a", "a", "a", "b"], "hash": [0.5, 0.1, 0.3, 0.1, 0.2], "i": range(5)}
+    )
+    chosen = select_by_shares(cands, {"a": 0.5, "b": 0.5})
+    assert chosen.get_column("i").to_list() == [1, 4]  # one of a's two 0.1 hashes: the earlier row
 
 
 def test_select_by_shares_without_a_family_is_empty() -> None:
-    assert select_by_shares({"a": [(0.1, 1)]}, {"a": 0.5, "b": 0.5}) == set()
+    assert select_by_shares(_candidates({"a": 1}), {"a": 0.5, "b": 0.5}).is_empty()
+    assert select_by_shares(_candidates({"a": 1, "c": 3}), {"a": 0.5, "b": 0.5}).is_empty()

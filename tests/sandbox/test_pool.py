@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from factory.sandbox.pool import WALL_FACTOR, WorkerPool, map_pools
+from factory.sandbox.trusted.pool import WALL_FACTOR, WorkerPool, map_pools
 
 TIMEOUT_S = 0.5
 
@@ -317,7 +317,7 @@ def test_a_job_loads_the_program_the_parent_compiled(pool: WorkerPool) -> None:
 def test_pipes_hold_a_big_answer_without_the_worker_waiting(pool: WorkerPool) -> None:
     import fcntl
 
-    from factory.sandbox.pool import PIPE_BYTES
+    from factory.sandbox.trusted.pool import PIPE_BYTES
 
     if not hasattr(fcntl, "F_GETPIPE_SZ"):
         pytest.skip("pipe sizes are Linux-only")
@@ -546,3 +546,17 @@ def test_a_crash_after_held_answers_blames_the_job_that_crashed() -> None:
         for i, r in enumerate(results):
             expected = {"status": "ok", "output_repr": str(i * i), "output_type": "int"}
             assert limit_of(r) == status if i == 17 else r == expected, (i, r)
+
+
+def test_the_worker_knows_only_its_own_job_kinds() -> None:
+    """A stage's kinds reach the worker through the pool (``kinds=``); the worker names none."""
+    from factory.sandbox.trusted import worker
+
+    assert set(worker.KINDS) == {"run", "lines"}
+    assert all(target.startswith("factory.sandbox.trusted.worker:") for target in worker.KINDS.values())
+    with WorkerPool(workers=1, kinds={"echo": "factory.sandbox.trusted.worker:run_job"}) as pool:
+        assert set(pool.kinds) == {"run", "lines", "echo"}
+        (echoed,) = pool.map("echo", [{"source": "def f(x):\n    return x\n", "args": "5"}])
+        assert echoed["output_repr"] == "5"
+        with pytest.raises(ValueError, match="unknown job kind 'trace'"):
+            next(pool.map("trace", [{}]))

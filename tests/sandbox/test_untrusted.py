@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from factory.sandbox import untrusted, untrusted_fork
-from factory.sandbox.untrusted import Opaque, call_function, run_tests
+from factory.sandbox.untrusted import fork, runner
+from factory.sandbox.untrusted.runner import Opaque, call_function, run_tests
 from factory.scoring import score_item
 
 HOSTILE = Path(__file__).parent / "hostile"
-CHILD = Path(untrusted.CHILD_SCRIPT)
+CHILD = Path(runner.CHILD_SCRIPT)
 TIMEOUT = 1.0
 SECRET_NAME = "EXECVERIFY_TEST_SECRET"
 SECRET_VALUE = "hf_not_a_real_token_4242"
@@ -50,7 +50,7 @@ def sandbox_dirs(monkeypatch: pytest.MonkeyPatch):
         made.append(path)
         return path
 
-    monkeypatch.setattr(untrusted.tempfile, "mkdtemp", recording)
+    monkeypatch.setattr(runner.tempfile, "mkdtemp", recording)
     yield made
     left = [p for p in made if os.path.exists(p)]
     assert not left, f"sandbox directories left behind: {left}"
@@ -86,7 +86,7 @@ def _sandbox_processes(grace_s: float = 2.0) -> list[int]:
         found = [
             pid
             for pid, ppid, cmdline in _live_processes()
-            if (ppid == me and b"untrusted_child" in cmdline)
+            if (ppid == me and b"untrusted/child.py" in cmdline)
             or (zygote is not None and cmdline == zygote[1] and pid != zygote[0])
         ]
         if not found or time.monotonic() > deadline:
@@ -95,7 +95,7 @@ def _sandbox_processes(grace_s: float = 2.0) -> list[int]:
 
 
 def _zygote_cmdline() -> tuple[int, bytes] | None:
-    server = untrusted_fork.running()
+    server = fork.running()
     if server is None:
         return None
     with open(f"/proc/{server.pid}/cmdline", "rb") as fh:
@@ -327,8 +327,8 @@ def test_seccomp_holds_without_the_audit_hook():
     probe = f"""
 import json, os, socket, sys, threading
 sys.path.insert(0, {str(CHILD.parent)!r})
-import untrusted_child
-active = untrusted_child._lockdown(os.getppid())
+import child
+active = child._lockdown(os.getppid())
 out = {{"active": active}}
 def attempt(name, fn):
     try:
@@ -380,8 +380,8 @@ def test_landlock_confines_changes_without_the_audit_hook(tmp_path: Path):
     probe = f"""
 import json, os, sys
 sys.path.insert(0, {str(CHILD.parent)!r})
-import untrusted_child
-active = untrusted_child._lockdown(os.getppid(), tmp={str(inside)!r})
+import child
+active = child._lockdown(os.getppid(), tmp={str(inside)!r})
 out = {{"seccomp": active}}
 def attempt(name, fn):
     try:
@@ -479,18 +479,18 @@ def test_hostile_completion_fails_and_leaves_no_trace(
     name: str, tmp_path: Path, listener: Listener, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setenv(SECRET_NAME, SECRET_VALUE)
-    zygote = untrusted_fork.server()
+    zygote = fork.server()
     assert zygote is not None, "the fork server did not start"
     _assert_hostile_fails(name, tmp_path, listener)
-    assert untrusted_fork.running() is zygote, "the job reached the fork server"
+    assert fork.running() is zygote, "the job reached the fork server"
 
 
 @pytest.fixture
 def per_process():
     """The per-process path (what runs when the fork server cannot start)."""
-    untrusted_fork.set_enabled(False)
+    fork.set_enabled(False)
     yield
-    untrusted_fork.set_enabled(True)
+    fork.set_enabled(True)
 
 
 @pytest.mark.parametrize(
@@ -561,20 +561,20 @@ ZYGOTE_ATTACKS = {  # function bodies; the job's parent is the zygote
 
 @pytest.mark.parametrize("attack", sorted(ZYGOTE_ATTACKS))
 def test_a_job_cannot_reach_the_fork_server(attack: str):
-    zygote = untrusted_fork.server()
+    zygote = fork.server()
     assert zygote is not None
     body = "\n".join("    " + line for line in ZYGOTE_ATTACKS[attack].splitlines())
     code = f"import marshal, os, signal, sys\ndef f(x):\n{body}\n    return x + 1\n"
     report = run_tests(code, ["assert f(1) == 2"], timeout_s=TIMEOUT)
     assert report.passed == 0, report
-    assert untrusted_fork.running() is zygote and zygote.alive()
+    assert fork.running() is zygote and zygote.alive()
     with open(f"/proc/{zygote.pid}/stat") as fh:
         assert fh.read().rsplit(")", 1)[1].split()[0] in "RS", "the fork server was stopped"
     assert call_function("def f(x):\n    return x * 2\n", "f", (21,)).value == 42
 
 
 def test_jobs_are_forked_by_the_zygote_into_their_own_session():
-    zygote = untrusted_fork.server()
+    zygote = fork.server()
     assert zygote is not None
     src = (
         "import os\n"
@@ -610,7 +610,7 @@ def test_no_state_carries_from_one_job_to_the_next():
         "sys.setrecursionlimit(60)\n"
         "os.environ['POISON'] = '1'\n"
         "sys.modules['__main__'].PRELOAD = ()\n"
-        "sys.modules['untrusted_child']._exception_names = None\n"
+        "sys.modules['child']._exception_names = None\n"
         "open('left-behind.txt', 'w').write('x')\n"
         "def f(x):\n    return len([x]) + math.pi\n"
     )
@@ -646,9 +646,9 @@ def test_the_kill_reaches_the_whole_process_group():
         ["sh", "-c", "sleep 60 & echo $!; wait"], stdout=subprocess.PIPE, start_new_session=True
     )
     grandchild = int(leader.stdout.readline())
-    server = untrusted_fork.server()
+    server = fork.server()
     assert server is not None
-    job = untrusted_fork.Job(leader.pid, server, os.pidfd_open(leader.pid))
+    job = fork.Job(leader.pid, server, os.pidfd_open(leader.pid))
     job.kill()
     assert leader.wait(timeout=5) == -9
     leader.stdout.close()
@@ -660,26 +660,26 @@ def test_the_kill_reaches_the_whole_process_group():
 
 
 def test_a_dead_zygote_is_replaced():
-    zygote = untrusted_fork.server()
+    zygote = fork.server()
     assert zygote is not None
     os.kill(zygote.pid, 9)
     zygote.proc.wait(timeout=5)
     assert call_function("def f(x):\n    return x + 1\n", "f", (1,)).value == 2
-    replacement = untrusted_fork.running()
+    replacement = fork.running()
     assert replacement is not None and replacement.pid != zygote.pid
 
 
 def test_a_job_in_flight_when_the_zygote_dies_fails():
-    zygote = untrusted_fork.server()
+    zygote = fork.server()
     assert zygote is not None
     code = "def f(x):\n    while True:\n        pass\n"
-    out: list[untrusted.TestReport] = []
-    runner = threading.Thread(target=lambda: out.append(run_tests(code, ["assert f(1) is None"])))
+    out: list[runner.TestReport] = []
+    thread = threading.Thread(target=lambda: out.append(run_tests(code, ["assert f(1) is None"])))
     start = time.monotonic()
-    runner.start()
+    thread.start()
     time.sleep(0.5)
     os.kill(zygote.pid, 9)
-    runner.join(10)
+    thread.join(10)
     assert out and out[0].passed == 0 and out[0].status == "died"
     assert time.monotonic() - start < 4, "the job outlived its zygote"
     assert call_function("def f(x):\n    return x + 1\n", "f", (1,)).value == 2
@@ -690,24 +690,24 @@ def test_a_zygote_that_cannot_start_falls_back_with_a_warning(
 ):
     broken = tmp_path / "zygote.py"
     broken.write_text("raise SystemExit(3)\n")
-    untrusted_fork.shutdown()
-    monkeypatch.setattr(untrusted_fork, "ZYGOTE_SCRIPT", str(broken))
-    monkeypatch.setattr(untrusted_fork, "_warned", False)
+    fork.shutdown()
+    monkeypatch.setattr(fork, "ZYGOTE_SCRIPT", str(broken))
+    monkeypatch.setattr(fork, "_warned", False)
     src = "import os\ndef f(x):\n    return os.getppid()\n"
     with pytest.warns(RuntimeWarning, match="fork server could not start"):
         assert call_function(src, "f", (0,)).value == os.getpid()  # a fresh child of ours
     assert run_tests("def f(x):\n    return x + 1\n", ["assert f(1) == 2"]).passed == 1
     monkeypatch.undo()
-    untrusted_fork.shutdown()
-    assert call_function(src, "f", (0,)).value == untrusted_fork.running().pid
+    fork.shutdown()
+    assert call_function(src, "f", (0,)).value == fork.running().pid
 
 
 def test_the_zygote_exits_with_its_scorer():
     probe = (
         "import os, sys, time\n"
-        "from factory.sandbox import untrusted, untrusted_fork\n"
-        "assert untrusted.call_function('def f(x):\\n    return x\\n', 'f', (1,)).value == 1\n"
-        "print(untrusted_fork.running().pid, flush=True)\n"
+        "from factory.sandbox.untrusted import fork, runner\n"
+        "assert runner.call_function('def f(x):\\n    return x\\n', 'f', (1,)).value == 1\n"
+        "print(fork.running().pid, flush=True)\n"
         "os._exit(0)\n"  # no clean shutdown: the zygote must notice the closed socket
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)

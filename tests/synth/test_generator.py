@@ -107,6 +107,12 @@ def test_program_id_ignores_formatting() -> None:
             "depth:1_not_2",
         ),
         ("def f(s):\n    s = s.upper().upper()\n    return len(s)\n", 6, "shape:helper_not_called"),
+        (  # a body under else (or elif) is one level deeper than the if
+            "def f(s):\n    if s:\n        s = s.upper().upper()\n    else:\n"
+            "        if s:\n            s = s.upper()\n    return len(s)\n",
+            3,
+            "depth:2_not_1",
+        ),
     ],
 )
 def test_static_check_rejects_programs_that_break_their_tier(source: str, tier: int, reason: str) -> None:

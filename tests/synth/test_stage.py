@@ -76,8 +76,8 @@ def test_adding_a_type_is_adding_a_file(tmp_path: Path) -> None:
 
     # Their inputs are drawn from the new type's strategy and they run.
     only_new = tmp_path / "new_programs"
+    from factory.contracts import PROGRAMS_SCHEMA
     from factory.io import ShardWriter
-    from factory.synth.stage import PROGRAMS_SCHEMA
 
     with ShardWriter(only_new, PROGRAMS_SCHEMA) as w:
         w.write_many(new_programs)

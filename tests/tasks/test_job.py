@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from factory.params import TasksParams
+from factory.params import TasksParams, TraceParams
 from factory.tasks import job
 from factory.tasks.items import build_items_with_reasons
-from factory.trace.tracer import trace_row_job
+from factory.trace.jobs import payload_limits, trace_row_job
 
 PARAMS = TasksParams()
 
@@ -20,7 +20,8 @@ PARAMS = TasksParams()
 def rows(cruxeval_traced: list[tuple[int, dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
     out = []
     for index, record, _ in cruxeval_traced[:70]:
-        traced = trace_row_job({"source": record["code"], "entry": "f", "args": record["input"]})
+        payload = {"source": record["code"], "entry": "f", "args": record["input"]}
+        traced = trace_row_job({**payload, **payload_limits(TraceParams())})
         assert traced["status"] == "ok"
         out.append(
             {

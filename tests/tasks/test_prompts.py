@@ -9,10 +9,10 @@ import pytest
 
 from factory.scoring import score_item
 from factory.tasks import prompts
+from factory.tasks.analysis import has_multiline_statement
 from factory.tasks.items import build_items_for_case
 from factory.tasks.prompts import (
     gold_completion,
-    has_multiline_statement,
     numbered_program,
     ordinal,
     render_prompt,

@@ -9,12 +9,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from factory.contracts import TASKS_SCHEMA
 from factory.errors import UserError
 from factory.io import read_table
 from factory.params import TasksParams
 from factory.scoring import score_item
 from factory.tasks.prompts import gold_completion
-from factory.tasks.stage import TASKS_SCHEMA, build_items_for_case, run_tasks_stage
+from factory.tasks.stage import build_items_for_case, run_tasks_stage
 from factory.trace import trace_call
 
 HAND = [

@@ -87,11 +87,16 @@ def test_questions_of_every_case(cases: list[dict[str, Any]], traces: list[dict[
 
 def test_through_the_worker_pool(cases: list[dict[str, Any]]) -> None:
     """The same cases through the sandbox pool's ``trace`` job kind, when the pool exists."""
-    pool_module = pytest.importorskip("factory.sandbox.pool")
+    from factory.params import TraceParams
+    from factory.sandbox.trusted.pool import WorkerPool
+    from factory.trace.jobs import KINDS, payload_limits
+
+    limits = payload_limits(TraceParams())
     payloads = [
-        {"source": c["code"], "entry": "f", "args": c["input"], "eval_args": c["eval_args"]} for c in cases
+        {"source": c["code"], "entry": "f", "args": c["input"], "eval_args": c["eval_args"], **limits}
+        for c in cases
     ]
-    with pool_module.WorkerPool(workers=2, timeout_s=10.0) as pool:
+    with WorkerPool(workers=2, timeout_s=10.0, kinds=KINDS) as pool:
         results = list(pool.map("trace", payloads))
     problems = []
     for case, result in zip(cases, results, strict=True):

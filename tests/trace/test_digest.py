@@ -12,9 +12,13 @@ from typing import Any
 
 from factory.errors import UserError
 from factory.execute.runner import Executor
+from factory.params import TraceParams
+from factory.trace.jobs import KINDS, payload_limits, trace_digest_job, trace_job, trace_row_job
 from factory.trace.stage import same_digest, same_trace, trace_payloads
-from factory.trace.tracer import trace_call, trace_digest, trace_digest_job, trace_job, trace_row_job
+from factory.trace.stored import trace_digest
+from factory.trace.tracer import trace_call
 
+LIMITS = payload_limits(TraceParams())
 WORDS = repr([f"w{i}" for i in range(12)])
 #: Hand-written cases whose runs under two hash seeds differ, or only seem to (name -> expected).
 HASH_CASES = {
@@ -64,7 +68,14 @@ def test_any_other_difference_changes_the_digest() -> None:
 
 
 def test_job_kinds_carry_the_same_trace() -> None:
-    payload = {"source": SOURCE, "entry": "f", "args": "['ab', 'cd']", "max_steps": 100, "max_repr": 50}
+    payload = {
+        "source": SOURCE,
+        "entry": "f",
+        "args": "['ab', 'cd']",
+        **LIMITS,
+        "max_steps": 100,
+        "max_repr": 50,
+    }
     full = trace_job(payload)
     row = trace_row_job(payload)
     digest_only = trace_digest_job(payload)
@@ -89,7 +100,7 @@ def test_digest_verdicts_equal_trace_verdicts_on_cruxeval(cruxeval_records: list
         cases.append({"source": record["code"], "entry": "f", "args": record["input"]})
     cases += [{"source": source, "entry": "f", "args": WORDS} for source in HASH_CASES]
     payloads = list(trace_payloads(cases, 2000, 300))
-    with Executor(workers=2) as executor:
+    with Executor(workers=2, kinds=KINDS) as executor:
         by_trace = [r["status"] for r in executor.run(payloads, kind="trace", agree=same_trace)]
         kinds = ["trace_row", "trace_digest"]
         by_digest = [r["status"] for r in executor.run(payloads, kind=kinds, agree=same_digest)]
@@ -112,10 +123,10 @@ def test_stored_json_is_json_dumps_of_the_trace(cruxeval_records: list[dict[str,
     ]
     checked = 0
     for payload in payloads:
-        full = trace_job({**payload, "max_steps": 2000, "max_repr": 300})
+        full = trace_job({**payload, **LIMITS})
         if full["status"] != "ok":
             continue
-        row = trace_row_job({**payload, "max_steps": 2000, "max_repr": 300})
+        row = trace_row_job({**payload, **LIMITS})
         stored = {k: full[k] for k in ("status", "output_repr", "output_type", "steps", "states")}
         assert row["trace"] == json.dumps(stored, separators=(",", ":"))
         checked += 1
@@ -129,7 +140,7 @@ def test_the_tracers_canonical_forms_give_the_digest_of_the_stored_trace() -> No
         "def f(ws):\n    a = [set(), {1}]\n    b = {'k': ({'x', 'y'}, [set(ws)])}\n"
         "    c = (1, 'a{b}', {'z': 2})\n    s = set()\n    s.add(ws[0])\n    return len(b)\n"
     )
-    payload = {"source": source, "entry": "f", "args": WORDS}
+    payload = {"source": source, "entry": "f", "args": WORDS, **LIMITS}
     full = trace_job(payload)
     assert full["status"] == "ok"
     assert trace_row_job(payload)["digest"] == trace_digest_job(payload)["digest"] == trace_digest(full)

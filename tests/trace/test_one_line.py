@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from factory.trace import tracer
+from factory.trace import jobs, statements, tracer
 
 CASES = {
     "def f(x):\n    return x\n": True,
@@ -27,9 +27,9 @@ CASES = {
 
 @pytest.mark.parametrize("source, expected", CASES.items())
 def test_one_line_statements(source: str, expected: bool) -> None:
-    assert tracer.one_line_statements(source) is expected
+    assert statements.one_line_statements(source) is expected
     if expected:  # then every statement starts on its own line: no line maps to another
-        assert all(line == start for line, start in tracer.statement_starts(source).items())
+        assert all(line == start for line, start in statements.statement_starts(source).items())
 
 
 def test_traces_do_not_depend_on_the_shortcut(
@@ -37,7 +37,7 @@ def test_traces_do_not_depend_on_the_shortcut(
 ) -> None:
     sources = [r["code"] for r in cruxeval_records] + list(CASES)
     calls = [(r["code"], r["input"]) for r in cruxeval_records] + [(s, "3") for s in CASES]
-    assert sum(map(tracer.one_line_statements, sources)) > 700  # the shortcut is the common case
+    assert sum(map(statements.one_line_statements, sources)) > 700  # the shortcut is the common case
 
     def trace_all() -> list[dict[str, Any]]:
         tracer._prepare.cache_clear()
@@ -54,7 +54,7 @@ def test_the_trace_stage_checks_once_and_the_workers_take_its_word(monkeypatch: 
 
     rows = [{"source": source, "entry": "f", "args": "3"} for source in CASES for _ in range(2)]
     checked: list[str] = []
-    real = tracer.one_line_statements
+    real = statements.one_line_statements
     monkeypatch.setattr(
         "factory.trace.stage.one_line_statements", lambda source: checked.append(source) or real(source)
     )
@@ -64,12 +64,12 @@ def test_the_trace_stage_checks_once_and_the_workers_take_its_word(monkeypatch: 
 
     # A worker given the flag does not check again, and traces as it would have without it.
     tracer._prepare.cache_clear()
-    expected = [tracer.trace_job(dict(p, one_line=None)) for p in payloads]
+    expected = [jobs.trace_job(dict(p, one_line=None)) for p in payloads]
     tracer._prepare.cache_clear()
 
     def refuse(source: str) -> bool:
         raise AssertionError("checked again in the worker")
 
     monkeypatch.setattr(tracer, "one_line_statements", refuse)
-    assert [tracer.trace_job(p) for p in payloads] == expected
+    assert [jobs.trace_job(p) for p in payloads] == expected
     tracer._prepare.cache_clear()

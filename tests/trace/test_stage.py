@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from factory.contracts import CASES_SCHEMA
 from factory.execute.stage import run_execute_stage
-from factory.inputs.stage import CASES_SCHEMA, case_id
+from factory.inputs.stage import case_id
 from factory.io import ShardWriter, read_table, shard_paths
 from factory.params import ExecuteParams, TraceParams
 from factory.trace.stage import run_trace_stage

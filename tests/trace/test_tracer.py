@@ -21,9 +21,14 @@ from hypothesis import strategies as st
 
 from factory.errors import UserError
 from factory.literals import is_literal
-from factory.trace.tracer import _literal_value, statement_starts, trace_call, trace_job
+from factory.params import TraceParams
+from factory.trace.jobs import payload_limits, trace_job
+from factory.trace.statements import statement_starts
+from factory.trace.tracer import trace_call
+from factory.trace.values import literal_value
 
 REPO = Path(__file__).resolve().parents[2]
+LIMITS = payload_limits(TraceParams())
 
 
 def program(text: str) -> str:
@@ -654,7 +659,7 @@ literal_like = st.recursive(
 @given(literal_like)
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 def test_fast_literal_check_agrees_with_is_literal(value: Any) -> None:
-    assert _literal_value(value) == is_literal(value)
+    assert literal_value(value) == is_literal(value)
 
 
 # --- statuses and options ------------------------------------------------------------------------
@@ -746,7 +751,7 @@ def test_bad_programs_and_bad_args() -> None:
         trace_call("def f(x):\n    return x\n", "f", "foo()")
     with pytest.raises(UserError):
         trace_call("def f(x):\n    return x\n", "f", "1", max_steps=0)
-    job = trace_job({"source": "def f(x):\n    return x\n", "entry": "f", "args": "foo()"})
+    job = trace_job({"source": "def f(x):\n    return x\n", "entry": "f", "args": "foo()", **LIMITS})
     assert job["status"] == "bad_args" and job["steps"] == []
 
 
@@ -783,7 +788,7 @@ def test_program_output_is_discarded(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_trace_job_matches_trace_call() -> None:
-    payload = {"source": HELPER, "entry": "f", "args": "3"}
+    payload = {"source": HELPER, "entry": "f", "args": "3", **LIMITS}
     assert trace_job(payload) == trace_call(HELPER, "f", "3")
     assert trace_job({**payload, "capture": False})["states"] == []
     assert trace_job({**payload, "max_steps": 2})["status"] == "too_many_steps"
@@ -887,7 +892,10 @@ def small_programs(draw: st.DrawFn) -> str:
         const = draw(st.integers(-3, 3))
         if kind == "assign":
             op = draw(st.sampled_from(["+", "-", "*"]))
-            other = draw(st.sampled_from(["a", "c", str(const), "len(b)"]))
+            # A product of variables in nested loops squares itself past any repr limit: `*` takes
+            # a constant only, so values grow at most geometrically (a few dozen digits).
+            operands = [str(const)] if op == "*" else ["a", "c", str(const), "len(b)"]
+            other = draw(st.sampled_from(operands))
             target = draw(st.sampled_from(["a", "c"]))
             return [f"{target} = {target} {op} {other}"]
         if kind == "append":
@@ -932,9 +940,26 @@ def test_generated_programs_trace_consistently(source: str, xs: list[int]) -> No
 
 def test_trace_job_runs_the_program_the_parent_compiled() -> None:
     from factory.program_code import portable_code
-    from factory.trace.tracer import trace_job
 
     shipped = portable_code("def f(x):\n    y = x * 2\n    return y\n")
-    result = trace_job({"source": "def f(x):\n    return ('other', x)\n", "args": "21", "code": shipped})
+    result = trace_job(
+        {"source": "def f(x):\n    return ('other', x)\n", "args": "21", "code": shipped, **LIMITS}
+    )
     assert result["output_repr"] == "42"
     assert [s["line"] for s in result["steps"]] == [2, 3]
+
+
+def test_limits_left_out_are_the_trace_params_defaults() -> None:
+    """``trace_call``'s defaults are ``TraceParams``'; a job's payload must carry its limits."""
+    defaults = TraceParams()
+    loop = "def f(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"
+    # Two steps per iteration: n iterations take about 2n steps.
+    assert trace_call(loop, "f", str(defaults.max_steps // 4))["status"] == "ok"
+    assert trace_call(loop, "f", str(defaults.max_steps))["status"] == "too_many_steps"
+    long = trace_call("def f(n):\n    s = 'x' * n\n    return 0\n", "f", str(2 * defaults.max_repr))
+    (state,) = [s for s in long["states"] if s["var"] == "s"]
+    assert state["truncated"] and len(state["repr"]) == defaults.max_repr
+    assert trace_job({"source": loop, "args": "1", **LIMITS})["status"] == "ok"
+    for name in LIMITS:
+        with pytest.raises(KeyError, match=name):
+            trace_job({"source": loop, "args": "1", **{k: v for k, v in LIMITS.items() if k != name}})

@@ -1,8 +1,9 @@
-"""Bootstrap of one untrusted-code process: run as a script by ``factory.sandbox.untrusted``
-(``main``), or called in a job forked by the fork server (``serve``, see ``untrusted_zygote``).
+"""Bootstrap of one untrusted-code process: run as a script by ``runner`` (``main``), or called in
+a job forked by the fork server (``serve``, see ``zygote``).
 
 Standard library only (the interpreter runs with ``-S -s -B -P``: no site-packages, no bytecode
-writes, no script directory on ``sys.path``). Order matters; nothing untrusted exists before step 4:
+writes, no script directory on ``sys.path``), plus the sandboxes' shared ``os_helpers``, loaded
+from its file in the directory above. Order matters; nothing untrusted exists before step 4:
 
 1. rlimits (address space, CPU seconds, processes, file size, open files, no core files);
 2. lockdown through ``ctypes`` (x86_64 and aarch64 Linux, best effort): parent-death signal,
@@ -19,11 +20,11 @@ writes, no script directory on ``sys.path``). Order matters; nothing untrusted e
    call requests ``(name, args, kwargs)`` with the ``repr`` of the result or the exception's type.
 
 Nothing here is secret: the parent never trusts what this process says beyond "this call
-returned this literal value" (see the threat model in ``factory.sandbox.untrusted``).
+returned this literal value" (see the threat model in ``factory.sandbox.untrusted.runner``).
 
 argv: request_fd response_fd tmp_dir memory_mb cpu_s fsize_mb nofile parent_pid
-Frames both ways: 4-byte little-endian length, then the payload. Requests are ``marshal`` data
-(written by the trusted parent). Responses are one kind byte plus UTF-8 text:
+Frames both ways (``os_helpers``: 4-byte little-endian length, then the payload). Requests are
+``marshal`` data (written by the trusted parent). Responses are one kind byte plus UTF-8 text:
 ``R`` ready (callable names, one a line), ``L`` load error (exception type), ``V`` value (the
 repr of a plain literal), ``O`` opaque value (not a literal; ``1`` or ``0``, its truthiness),
 ``E`` exception (type names of the MRO, one a line), ``X`` no usable answer.
@@ -33,12 +34,19 @@ from __future__ import annotations
 
 import marshal
 import os
-import resource
 import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+# The OS helpers shared with the trusted worker (factory/sandbox/os_helpers.py), found in the
+# directory above; the package itself is not importable here (mypy cannot follow the insertion).
+_SHARED = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, _SHARED)
+import os_helpers  # type: ignore[import-not-found]  # noqa: E402
+
+sys.path.remove(_SHARED)  # a completion's ``import trusted`` must not find the package's modules
 
 VIOLATION_EXIT = 86
 _FRAME_MAX = 1 << 26
@@ -205,9 +213,7 @@ def prepare_lockdown() -> tuple[Any, ...] | None:
     except ImportError:
         return None
     libc = ctypes.CDLL(None, use_errno=True)
-    prctl = libc.prctl
-    prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
-    prctl.restype = ctypes.c_int
+    prctl = os_helpers.typed_prctl(libc)
     machine = os.uname().machine
     if machine not in _SYSCALLS:
         return prctl, None, 0, 0, None
@@ -302,9 +308,7 @@ def _lockdown(parent_pid: int, prepared: tuple[Any, ...] | None = None, tmp: str
         if prepared is None:
             return False
         prctl, filters, fprog_address, pid_at, landlock = prepared
-        prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
-        if os.getppid() != parent_pid:
-            os._exit(VIOLATION_EXIT)
+        os_helpers.die_with_parent(prctl, parent_pid, VIOLATION_EXIT)
         if filters is None:
             return False
         filters[pid_at].k = os.getpid()
@@ -502,54 +506,38 @@ def _make_hook(tmp: str, pid: int, seccomp: bool):
     return hook
 
 
-# The harness's I/O binds what it uses as default arguments, so a completion that patches
-# builtins or this module (it is ``__main__``) breaks only its own answers, not the framing.
-def _read_exact(fd: int, n: int, _read=os.read, _len=len, _join=b"".join) -> bytes | None:
-    chunks = []
-    while n:
-        chunk = _read(fd, min(n, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        n -= _len(chunk)
-    return _join(chunks)
+# The harness's I/O binds what it uses as default arguments (as ``os_helpers`` does), so a
+# completion that patches builtins or this module (it is ``__main__``) breaks only its own
+# answers, not the framing.
+def _read_frame(fd: int, _read=os_helpers.read_frame, _max=_FRAME_MAX) -> bytes | None:
+    return _read(fd, _max)
 
 
-def _read_frame(fd: int, _read_exact=_read_exact, _from_bytes=int.from_bytes) -> bytes | None:
-    head = _read_exact(fd, 4)
-    if head is None:
-        return None
-    size = _from_bytes(head, "little")
-    if size > _FRAME_MAX:
-        return None
-    return _read_exact(fd, size)
-
-
-def _send(fd: int, kind: bytes, text: str, _write=os.write, _len=len, _str=str, _type=type) -> None:
+def _send(
+    fd: int,
+    kind: bytes,
+    text: str,
+    _frame=os_helpers.frame,
+    _write=os_helpers.write_all,
+    _str=str,
+    _type=type,
+) -> None:
     if _type(text) is not _str:
         text = ""
-    payload = kind + text.encode("utf-8", "backslashreplace")
-    data = _len(payload).to_bytes(4, "little") + payload
-    while data:
-        data = data[_write(fd, data) :]
+    _write(fd, _frame(kind + text.encode("utf-8", "backslashreplace")))
 
 
 def _set_limits(memory_mb: int, cpu_s: int, fsize_mb: int, nofile: int) -> None:
     mb = 1 << 20
-    for name, value in (
+    limits = [
         ("RLIMIT_AS", memory_mb * mb),
         ("RLIMIT_CPU", cpu_s),
         ("RLIMIT_FSIZE", fsize_mb * mb),
         ("RLIMIT_NOFILE", nofile),
         ("RLIMIT_CORE", 0),
         ("RLIMIT_NPROC", 0),  # not enforced for root: seccomp and the audit hook stop forks
-    ):
-        limit = getattr(resource, name, None)
-        if limit is not None:
-            try:
-                resource.setrlimit(limit, (value, value))
-            except (ValueError, OSError):
-                pass
+    ]
+    os_helpers.set_limits(limits, best_effort=True)
 
 
 def _exception_names(exc: BaseException) -> str:

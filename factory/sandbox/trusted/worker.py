@@ -1,14 +1,16 @@
 """A sandbox worker: a long-lived child process that runs trusted jobs for ``WorkerPool``.
 
-It imports only the standard library and ``factory.literals`` so it starts fast and stays small.
-Protocol: frames of ``<u32 length><marshal data>``. The parent sends ``(kind, payload)``; the
+It imports only the standard library and small modules (``factory.literals``,
+``factory.program_code``, ``factory.sandbox.os_helpers``) so it starts fast and stays small.
+Protocol: frames (``os_helpers``) of marshal data. The parent sends ``(kind, payload)``; the
 worker answers one result dict per job, in order, on a private copy of its original stdout (fd 1,
 0 and 2 then point at /dev/null, so a program can never write into the channel). The first frame
 it sends is ``{"ready": pid}``. Given ``progress_fd`` (an 8-byte memfd from the pool), the worker
 counts there the jobs it has started and may hold finished answers back to send several at once.
 
 A job function has the signature ``fn(payload: dict) -> dict`` (the worker's limits are in
-``worker_config()``) and is found through ``KINDS`` (dotted paths, imported on first use). It
+``worker_config()``) and is found by its kind's ``"module:function"`` path, imported on first use:
+``KINDS`` are the built-in ones (``run``, ``lines``), a stage adds its own through the pool. It
 should catch the program's exceptions itself (``call_program`` does); anything that escapes is
 reported as ``crash`` with a ``detail``. Per job the worker resets stdout/stderr to the bounded
 sink, the recursion limit, ``random``'s seed and the trace function.
@@ -33,6 +35,7 @@ import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from types import CodeType
 from typing import Any
 
 from factory.errors import UserError
@@ -45,20 +48,20 @@ from factory.literals import (
     shown_text,
 )
 from factory.program_code import PROGRAM_FILENAME, program_code
+from factory.sandbox.os_helpers import HEADER, die_with_parent, frame, set_limits, typed_prctl, write_all
 
-HEADER = struct.Struct("<I")
 PROGRESS = struct.Struct("<Q")  # jobs started, in the memory shared with the pool
 HOLD_S = 0.002  # how long finished answers may wait to be sent together (see ``serve``)
 ARGS_FILENAME = "<args>"  # evaluated argument expressions: not the program, never traced
 PROGRAM_MODULE_NAME = "__program__"
 
-#: kind -> "module:function". The pool sends its own copy to each worker, so pools may add kinds.
+#: The built-in job kinds: kind -> "module:function". They call a program and describe what it
+#: returned, which every stage that runs programs needs (the execute stage: ``run``; the inputs
+#: stage: ``lines``), so they live with the building blocks they are made of. A stage's own kinds
+#: (``factory.trace.jobs``, ``factory.tasks.job``) reach the worker through the pool's ``kinds``.
 KINDS: dict[str, str] = {
-    "run": "factory.sandbox.worker:run_job",
-    "lines": "factory.sandbox.worker:lines_job",
-    "trace": "factory.trace.tracer:trace_job",
-    "trace_row": "factory.trace.tracer:trace_row_job",
-    "trace_digest": "factory.trace.tracer:trace_digest_job",
+    "run": "factory.sandbox.trusted.worker:run_job",
+    "lines": "factory.sandbox.trusted.worker:lines_job",
 }
 
 DEFAULT_RECURSION_LIMIT = sys.getrecursionlimit()
@@ -233,22 +236,35 @@ def _collect(*args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]
     return args, kwargs
 
 
+def args_code(text: str) -> CodeType:
+    """Argument-list text (expressions, keyword arguments allowed) compiled as one call, under
+    ``ARGS_FILENAME`` (never traced); SyntaxError or ValueError (null bytes) when it is not valid."""
+    return compile(f"__collect__({text}\n)", ARGS_FILENAME, "eval", dont_inherit=True)
+
+
+def collect_args(code: CodeType, namespace: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Evaluate ``args_code`` in the program's namespace: ``(args, kwargs)``. Whatever the
+    expressions raise propagates."""
+    namespace["__collect__"] = _collect
+    try:
+        return eval(code, namespace)
+    finally:
+        del namespace["__collect__"]
+
+
 def eval_args(text: Any, namespace: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """Evaluate argument-list text as expressions in ``namespace`` (BadProgram when that fails)."""
     if not isinstance(text, str):
         raise BadProgram("args must be a string")
     try:
-        code = compile(f"__collect__({text}\n)", ARGS_FILENAME, "eval", dont_inherit=True)
+        code = args_code(text)
     except (SyntaxError, ValueError) as exc:
         reason = args_syntax_reason(exc)
         raise BadProgram(f"args are not valid Python: {reason}: {shown_text(text)}") from None
-    namespace["__collect__"] = _collect
     try:
-        return eval(code, namespace)
+        return collect_args(code, namespace)
     except BaseException as exc:
-        raise BadProgram(f"evaluating the args failed: {_short(exc)}") from None
-    finally:
-        del namespace["__collect__"]
+        raise BadProgram(f"evaluating the args failed: {short_text(exc)}") from None
 
 
 def status_of(exc: BaseException) -> str:
@@ -321,7 +337,7 @@ def call_program(
     except BadProgram as exc:
         return drop(BAD_PROGRAM, str(exc)), None
     except BaseException as exc:  # raised by the program's module-level code
-        return drop(status_of(exc), _short(exc)), None
+        return drop(status_of(exc), short_text(exc)), None
     try:
         if tracer is not None:
             sys.settrace(tracer)
@@ -331,13 +347,15 @@ def call_program(
             if tracer is not None:
                 sys.settrace(None)
     except BaseException as exc:
-        return drop(status_of(exc), _short(exc)), None
+        return drop(status_of(exc), short_text(exc)), None
     if _sink.exceeded:  # the program caught OutputLimitExceeded and went on
         return drop(OUTPUT_TOO_LONG), None
     return None, value
 
 
-def _short(exc: BaseException) -> str:
+def short_text(exc: BaseException) -> str:
+    """``Type: message`` of an exception (``Type`` alone when the message is empty or cannot be
+    made), at most 300 characters."""
     name = type(exc).__name__
     try:
         message = str(exc)
@@ -401,12 +419,9 @@ def _capped_setrecursionlimit(limit: int) -> None:
 def _set_limits(config: WorkerConfig) -> None:
     global _recursion_ceiling
     mem = config.memory_mb << 20
-    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+    set_limits([("RLIMIT_AS", mem), ("RLIMIT_CORE", 0), ("RLIMIT_FSIZE", FILE_SIZE_LIMIT)], best_effort=False)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-big write fails with OSError instead
-    _, hard_cpu = resource.getrlimit(resource.RLIMIT_CPU)
-    resource.setrlimit(resource.RLIMIT_CPU, (config.cpu_backstop_s, hard_cpu))
+    _set_soft_limit(resource.RLIMIT_CPU, config.cpu_backstop_s)
     _, hard_stack = resource.getrlimit(resource.RLIMIT_STACK)
     stack = STACK_BYTES if hard_stack == resource.RLIM_INFINITY else min(hard_stack, STACK_BYTES)
     try:
@@ -419,6 +434,11 @@ def _set_limits(config: WorkerConfig) -> None:
     _die_with_parent()
 
 
+def _set_soft_limit(limit: int, soft: int) -> None:
+    """Set a resource limit's soft value, keeping its hard one."""
+    resource.setrlimit(limit, (soft, resource.getrlimit(limit)[1]))
+
+
 def _die_with_parent() -> None:
     """Linux: get SIGKILL when the parent dies, so a busy or sleeping job never outlives it."""
     if not sys.platform.startswith("linux"):
@@ -426,12 +446,10 @@ def _die_with_parent() -> None:
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        prctl = typed_prctl(ctypes.CDLL(None, use_errno=True))
     except Exception:
-        pass
-    if os.getppid() == 1:  # the parent died before prctl took effect
-        os._exit(1)
+        prctl = None
+    die_with_parent(prctl, None, 1)  # exit 1 if the parent died before prctl took effect
 
 
 _RESET_SIGNALS = (
@@ -457,7 +475,9 @@ class _Jobs:
         self.config = config
         self.functions: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
         self.cpu_armed = config.cpu_backstop_s
-        # _signal's own getsignal: signal.getsignal wraps it in enum lookups (20x slower).
+        # _signal's own getsignal (a private module): signal.getsignal wraps it in enum lookups,
+        # 20x slower. It matters: with signal.getsignal the jobs of bench/execute_throughput.py
+        # took about 18% more CPU per case (8% to 29% over six alternating runs, 2026-12-02).
         self.handlers = [(sig, _signal.getsignal(sig)) for sig in _RESET_SIGNALS]
         random.seed(0)
         self.random_state = random.getstate()
@@ -492,7 +512,7 @@ class _Jobs:
         except MemoryError:
             result = drop(MEMORY)
         except BaseException as exc:
-            result = drop(CRASH, f"job {kind!r} failed: {_short(exc)}")
+            result = drop(CRASH, f"job {kind!r} failed: {short_text(exc)}")
         finally:
             sys.settrace(None)
             sys.setprofile(None)
@@ -510,14 +530,7 @@ class _Jobs:
         used = time.process_time()
         if used + self.config.cpu_backstop_s > self.cpu_armed:
             self.cpu_armed = int(used) + 2 * self.config.cpu_backstop_s
-            hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
-            resource.setrlimit(resource.RLIMIT_CPU, (self.cpu_armed, hard))
-
-
-def _write_all(fd: int, data: bytes | bytearray) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+            _set_soft_limit(resource.RLIMIT_CPU, self.cpu_armed)
 
 
 def _encode(result: dict[str, Any]) -> bytes:
@@ -525,7 +538,7 @@ def _encode(result: dict[str, Any]) -> bytes:
         data = marshal.dumps(result)
     except ValueError as exc:  # a job returned something marshal cannot carry
         data = marshal.dumps(drop(CRASH, f"result is not plain data: {exc}"))
-    return HEADER.pack(len(data)) + data
+    return frame(data)
 
 
 def serve(config: WorkerConfig) -> None:
@@ -549,7 +562,7 @@ def serve(config: WorkerConfig) -> None:
     if config.progress_fd is not None:
         progress = mmap.mmap(config.progress_fd, PROGRESS.size)
         os.close(config.progress_fd)  # the mapping stays; a program's children never see the fd
-    _write_all(chan_out, _encode({"ready": os.getpid()}))
+    write_all(chan_out, _encode({"ready": os.getpid()}))
     buf = bytearray()
     out = bytearray()  # answers not sent yet
     held_since = 0.0
@@ -577,7 +590,7 @@ def serve(config: WorkerConfig) -> None:
                 held_since = clock()
             out += _encode(result)
             if result.get("retire"):
-                _write_all(chan_out, out)
+                write_all(chan_out, out)
                 os._exit(0)
             # With the shared counter, answers wait to be sent together while the next job is
             # already in the buffer (one write, and one wake-up of the parent, for several small
@@ -590,7 +603,7 @@ def serve(config: WorkerConfig) -> None:
                 or end - pos - 4 < unpack(buf, pos)[0]
                 or clock() - held_since >= HOLD_S
             ):
-                _write_all(chan_out, out)
+                write_all(chan_out, out)
                 out.clear()
                 # The parent, woken by the answers, is often queued behind this worker on its CPU
                 # (a pipe wake-up puts it there) and would wait for the next scheduler tick while
@@ -601,7 +614,7 @@ def serve(config: WorkerConfig) -> None:
 
 
 def main() -> None:
-    """``python -m factory.sandbox.worker '<config dict repr>'``"""
+    """``python -m factory.sandbox.trusted.worker '<config dict repr>'``"""
     options = ast.literal_eval(sys.argv[1]) if len(sys.argv) > 1 else {}
     try:
         serve(WorkerConfig(**options))
@@ -612,7 +625,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     # Run the imported module's main, not this __main__ copy: job functions are resolved through
-    # "factory.sandbox.worker:...", and its sink and exception classes must be the ones in use.
-    from factory.sandbox import worker as _worker
+    # "factory.sandbox.trusted.worker:...", and its sink and exception classes must be the ones in use.
+    from factory.sandbox.trusted import worker as _worker
 
     _worker.main()

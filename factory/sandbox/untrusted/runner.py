@@ -3,11 +3,11 @@
 One process per job, in its own session, with rlimits, an empty temporary working directory
 (removed afterwards, also after a kill), a clean environment, Landlock and a seccomp filter where
 the kernel allows them, an audit hook, and a wall-clock deadline that the parent enforces with
-SIGKILL on the process group. The process is forked by a fork server (``untrusted_fork``: a
+SIGKILL on the process group. The process is forked by a fork server (``fork``: a
 pre-started, pre-imported zygote with a scrubbed environment; about 3 ms of CPU per job, scorer,
 zygote and job together, instead of about 23 ms with a fresh interpreter, measured on 2 cores
 under load); when the zygote cannot start, a fresh interpreter runs
-``untrusted_child.py`` (``python -S -s -B -P``). Both do the same set-up before the job's code.
+``child.py`` (``python -S -s -B -P``). Both do the same set-up before the job's code.
 
 Design: the child is a *function server*. It executes the completion's code once, then answers
 call requests ``(name, args, kwargs)`` with the ``repr`` of the result. The unit tests themselves
@@ -64,9 +64,10 @@ from pathlib import Path
 from typing import Any
 
 from factory.literals import is_literal, literal_eval, parse_args
-from factory.sandbox import untrusted_fork
+from factory.sandbox.os_helpers import HEADER, frame
+from factory.sandbox.untrusted import fork
 
-CHILD_SCRIPT = str(Path(__file__).with_name("untrusted_child.py"))
+CHILD_SCRIPT = str(Path(__file__).with_name("child.py"))
 VIOLATION_EXIT = 86
 MAX_RESPONSE_BYTES = 1 << 20  # one value's repr; bounds this process's parsing cost
 FSIZE_MB = 8
@@ -212,14 +213,14 @@ class Opaque:
 class _Child:
     """One live untrusted process and the parent's end of its two pipes.
 
-    The process is forked by the fork server (``untrusted_fork``) when it runs, else started
-    fresh (``python -S -s -B -P untrusted_child.py``); both do the same set-up before the code.
+    The process is forked by the fork server (``fork``) when it runs, else started fresh
+    (``python -S -s -B -P child.py``); both do the same set-up before the code.
     """
 
     def __init__(self, code: str, *, memory_mb: int, cpu_s: int, loose: bool) -> None:
         self.tmp = os.path.realpath(tempfile.mkdtemp(prefix="execverify-untrusted-"))
         self.proc: subprocess.Popen[bytes] | None = None
-        self.job: untrusted_fork.Job | None = None
+        self.job: fork.Job | None = None
         self.req_w = self.resp_r = -1
         self.names: list[str] = []
         self.raw_names: list[str] = []
@@ -245,7 +246,7 @@ class _Child:
 
     # -- framing -----------------------------------------------------------------------------
     def _send(self, payload: bytes, deadline: float) -> None:
-        data = memoryview(len(payload).to_bytes(4, "little") + payload)
+        data = memoryview(frame(payload))
         poller = select.poll()
         poller.register(self.req_w, select.POLLOUT)
         while data:
@@ -287,7 +288,7 @@ class _Child:
         """One response frame: (kind, text)."""
         poller = select.poll()
         poller.register(self.resp_r, select.POLLIN)
-        size = int.from_bytes(self._recv_exact(4, deadline, poller), "little")
+        (size,) = HEADER.unpack(self._recv_exact(HEADER.size, deadline, poller))
         if size < 1 or size > MAX_RESPONSE_BYTES:
             raise _ChildFailure(PROTOCOL, "response too large")
         payload = self._recv_exact(size, deadline, poller)
@@ -378,18 +379,16 @@ class _Child:
         shutil.rmtree(self.tmp, onerror=fix_and_retry)
 
 
-def _fork_job(
-    req_r: int, resp_w: int, tmp: str, limits: tuple[int, int, int, int]
-) -> untrusted_fork.Job | None:
+def _fork_job(req_r: int, resp_w: int, tmp: str, limits: tuple[int, int, int, int]) -> fork.Job | None:
     """A job forked by the fork server; a zygote found dead is replaced once. None when there is
     no fork server (the caller starts a fresh process)."""
     for _attempt in range(2):
-        server = untrusted_fork.server()
+        server = fork.server()
         if server is None:
             return None
         try:
             return server.spawn(req_r, resp_w, tmp, limits)
-        except untrusted_fork.ForkServerError:
+        except fork.ForkServerError:
             continue
     return None
 
@@ -397,10 +396,10 @@ def _fork_job(
 def _start_process(
     req_r: int, resp_w: int, tmp: str, limits: tuple[int, int, int, int]
 ) -> subprocess.Popen[bytes]:
-    """The per-process path: a fresh interpreter runs ``untrusted_child.py``."""
-    env = {**untrusted_fork.ZYGOTE_ENV, "HOME": tmp, "TMPDIR": tmp}
+    """The per-process path: a fresh interpreter runs ``child.py``."""
+    env = {**fork.ZYGOTE_ENV, "HOME": tmp, "TMPDIR": tmp}
     args = [req_r, resp_w, tmp, *limits, os.getpid()]
-    return untrusted_fork.spawn_script(CHILD_SCRIPT, args, cwd=tmp, env=env, pass_fds=(req_r, resp_w))
+    return fork.spawn_script(CHILD_SCRIPT, args, cwd=tmp, env=env, pass_fds=(req_r, resp_w))
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

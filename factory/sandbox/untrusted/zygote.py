@@ -1,10 +1,10 @@
-"""The fork server (zygote) of the untrusted sandbox; run as a script by ``untrusted_fork``.
+"""The fork server (zygote) of the untrusted sandbox; run as a script by ``fork``.
 
 Standard library only. Started once per scoring process as ``python -S -s -B -P
-untrusted_zygote.py CONTROL_FD PARENT_PID`` in a scrubbed environment, with stdin, stdout and
+zygote.py CONTROL_FD PARENT_PID`` in a scrubbed environment, with stdin, stdout and
 stderr on /dev/null and no other descriptor than its end of the control socket. It makes
 itself non-dumpable (no same-user ``ptrace`` or
-``/proc/<pid>/mem``), pre-imports the job bootstrap (``untrusted_child``, ``ctypes`` for its
+``/proc/<pid>/mem``), pre-imports the job bootstrap (``child``, ``ctypes`` for its
 lockdown) and modules that completions often import, freezes the garbage collector's view of
 them (fewer copy-on-write faults per job), and serves one request at a time. It never runs
 untrusted code itself and is never under seccomp or an audit hook. When the scorer closes its
@@ -26,7 +26,7 @@ Control messages (a ``SOCK_SEQPACKET`` socket pair: one message each, descriptor
 A job child, before any untrusted byte is read, does what a fresh sandbox process does: a new
 session (its pid is its process group id), every descriptor closed but stdio and its two pipes
 (the control socket first of all), the temporary directory as working directory and ``HOME``/
-``TMPDIR``, then ``untrusted_child.serve``: rlimits, parent-death signal, seccomp, the audit
+``TMPDIR``, then ``child.serve``: rlimits, parent-death signal, seccomp, the audit
 hook, the code. The job cannot signal, ``ptrace`` or open the zygote (seccomp and the hook allow
 signals to itself only and no other process's ``/proc`` entries), cannot write to the control
 socket (closed) and cannot change the zygote's memory (its own is a copy): each job starts
@@ -47,9 +47,10 @@ from typing import Any
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, _HERE)
 # The job bootstrap, found beside this file (mypy cannot follow the sys.path insertion above).
-import untrusted_child  # type: ignore[import-not-found]  # noqa: E402
+import child  # type: ignore[import-not-found]  # noqa: E402
 
-sys.path.remove(_HERE)  # a completion's ``import pool`` must not find the package's modules
+sys.path.remove(_HERE)  # a completion's ``import runner`` must not find the package's modules
+os_helpers = child.os_helpers  # the sandboxes' shared OS helpers, as the bootstrap loaded them
 
 # Modules completions commonly import, loaded once here instead of once per job.
 PRELOAD = (
@@ -70,9 +71,7 @@ def _not_dumpable() -> None:
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
-        libc.prctl(4, 0, 0, 0, 0)
+        os_helpers.typed_prctl(ctypes.CDLL(None, use_errno=True))(os_helpers.PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (ImportError, OSError, AttributeError):
         pass
 
@@ -98,7 +97,7 @@ def _job(
         os.chdir(tmp)
         os.environ["HOME"] = tmp
         os.environ["TMPDIR"] = tmp
-        untrusted_child.serve(req_fd, resp_fd, tmp, limits, zygote_pid, box)
+        child.serve(req_fd, resp_fd, tmp, limits, zygote_pid, box)
     finally:
         _exit(0)
 
@@ -222,7 +221,7 @@ def main() -> None:
             importlib.import_module(name)
         except ImportError:
             pass
-    zygote = Zygote(ctrl, [untrusted_child.prepare_lockdown()])
+    zygote = Zygote(ctrl, [child.prepare_lockdown()])
     gc.collect()
     gc.freeze()
     ctrl.send(b"ready")

@@ -1,6 +1,6 @@
 """A pool of reused sandbox worker processes for trusted programs (docs/design.md §6.1).
 
-Each worker is a long-lived ``python -m factory.sandbox.worker`` in its own process group, started
+Each worker is a long-lived ``python -m factory.sandbox.trusted.worker`` in its own process group, started
 with one PYTHONHASHSEED (hash randomisation is fixed at interpreter start, so a pool serves one
 seed). The parent keeps a small window of jobs queued in every worker, multiplexes the pipes with
 ``selectors``, and enforces the per-job timeout: a job that overruns gets its worker's whole
@@ -14,7 +14,7 @@ once; a runnable one (busy, or waiting for a core) may run on until its CPU time
 ``WALL_FACTOR`` × ``timeout_s`` of wall time.
 
 Small jobs are cheap to run in bulk: a worker sends the answers of several jobs in one write
-(see ``factory.sandbox.worker.serve``), and a counter in memory shared with the parent tells
+(see ``factory.sandbox.trusted.worker.serve``), and a counter in memory shared with the parent tells
 which job was running when a worker died, so a crash or timeout is still blamed on that job
 alone (the finished ones whose answers were lost run again). ``map_pools(affinity=...)`` sends
 the jobs of one program to one worker of each pool, which then loads and analyses it once (the
@@ -29,19 +29,19 @@ import mmap
 import os
 import selectors
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
-from factory.sandbox.worker import (
+from factory.sandbox.os_helpers import HEADER, frame
+from factory.sandbox.trusted.worker import (
     CRASH,
     KINDS,
     MEMORY,
@@ -52,8 +52,7 @@ from factory.sandbox.worker import (
     drop,
 )
 
-HEADER = struct.Struct("<I")
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 STARTUP_TIMEOUT_S = 60.0
 WALL_FACTOR = 10.0  # a runnable job's wall-clock limit, in multiples of its CPU timeout
 RECHECK_S = 0.05  # how often a runnable job past its timeout is looked at again
@@ -194,8 +193,9 @@ class WorkerPool:
     """Reused worker processes, all with one PYTHONHASHSEED; a context manager.
 
     ``map(kind, payloads)`` yields one result dict per payload, in input order. Every result has
-    ``status`` (``ok`` or a drop reason, see ``factory.sandbox.worker``); ``run`` and ``lines``
-    results also have ``output_repr`` and ``output_type``.
+    ``status`` (``ok`` or a drop reason, see ``factory.sandbox.trusted.worker``); ``run`` and
+    ``lines`` results also have ``output_repr`` and ``output_type``. ``kinds`` adds job kinds
+    (``{kind: "module:function"}``, a stage's own) to the worker's built-in ``KINDS``.
     """
 
     def __init__(
@@ -208,7 +208,7 @@ class WorkerPool:
         max_output_repr: int = 2000,
         *,
         window: int = 16,
-        kinds: dict[str, str] | None = None,
+        kinds: Mapping[str, str] | None = None,
     ) -> None:
         workers = default_workers() if workers is None else workers
         _check_int("workers", workers, 1)
@@ -223,8 +223,7 @@ class WorkerPool:
         self.hash_seed = hash_seed
         self.timeout_s = float(timeout_s)
         self.window = window
-        self.kinds = dict(KINDS)
-        self.kinds.update(kinds or {})
+        self.kinds = {**KINDS, **(kinds or {})}
         config = {
             "memory_mb": memory_mb,
             "max_output_bytes": max_output_bytes,
@@ -285,7 +284,7 @@ class WorkerPool:
             progress = mmap.mmap(fd, PROGRESS.size)
             config = repr({**self._config, "progress_fd": fd})
             proc = subprocess.Popen(
-                [sys.executable, "-m", "factory.sandbox.worker", config],
+                [sys.executable, "-m", "factory.sandbox.trusted.worker", config],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=self._env,
@@ -478,16 +477,16 @@ class _Loop:
         frames: dict[str, bytes] = {}
         for slots, kind in zip(self.queues, self.kinds, strict=True):
             q = slots[key % len(slots)]
-            frame = frames.get(kind)
-            if frame is None:
+            job = frames.get(kind)
+            if job is None:
                 try:
                     data = marshal.dumps((kind, payload))
                 except ValueError:
                     raise TypeError(
                         f"payload {self.next_in} is not plain data (dict/list/str/int/... only)"
                     ) from None
-                frame = frames[kind] = HEADER.pack(len(data)) + data
-            q.append((idx, frame))
+                job = frames[kind] = frame(data)
+            q.append((idx, job))
         self.next_in += 1
         self.results[idx] = [None] * self.lanes
         self.left[idx] = self.lanes

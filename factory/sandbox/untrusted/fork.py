@@ -1,4 +1,4 @@
-"""The scorer's side of the untrusted sandbox's fork server (the zygote in ``untrusted_zygote``).
+"""The scorer's side of the untrusted sandbox's fork server (the zygote in ``zygote``).
 
 A fresh interpreter per job costs about 23 ms of CPU (15–27 ms of wall time when quiet); a job
 forked from a pre-started, pre-imported zygote about 3 ms (the fork ~0.6 ms in the zygote, the
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ZYGOTE_SCRIPT = str(Path(__file__).with_name("untrusted_zygote.py"))
+ZYGOTE_SCRIPT = str(Path(__file__).with_name("zygote.py"))
 # The zygote's whole environment; each job adds HOME and TMPDIR (its own directory).
 ZYGOTE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
 START_TIMEOUT_S = 30.0

@@ -1,0 +1,110 @@
+"""The programming languages programs are written in: the ``Language`` interface and its registry.
+
+A grammar folder names its language (the ``statements:`` key of its statements file, see
+grammars/README.md); ``language(name)`` gives the implementation. Python is built in; another
+language registers itself with ``register`` (this process) or is named in ``LANGUAGES_ENV``
+(this process and every process started from it: the stages' worker processes resolve the
+language by name too). See docs/languages.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from pathlib import Path
+
+from factory.languages.base import Analysis, Language, NodeKinds, Signature, StatementLine, TierSyntax
+
+__all__ = [
+    "LANGUAGES_ENV",
+    "Analysis",
+    "Language",
+    "NodeKinds",
+    "Signature",
+    "StatementLine",
+    "TierSyntax",
+    "UnknownLanguage",
+    "grammar_language",
+    "known_languages",
+    "language",
+    "register",
+    "unregister",
+]
+
+# Built-in languages, imported on first use ("module:attribute" of the Language instance).
+_BUILTIN = {"python": "factory.languages.python:PYTHON"}
+#: Languages importable by every process: ``name=module:attribute`` entries, comma-separated
+#: (``EXECVERIFY_LANGUAGES=javascript=mylangs.js:JS``), imported on first use like the built-ins.
+LANGUAGES_ENV = "EXECVERIFY_LANGUAGES"
+_LOADED: dict[str, Language] = {}
+# A statements file's ``statements:`` key, as the first thing on its line (see grammar_language).
+_STATEMENTS_KEY = re.compile(r"^statements\s*:", re.MULTILINE)
+
+
+class UnknownLanguage(LookupError):
+    """No language of that name is built in or registered."""
+
+
+def _importable() -> dict[str, str]:
+    """The built-in languages and those of ``LANGUAGES_ENV``: name -> "module:attribute"."""
+    targets = {}
+    for entry in filter(None, (e.strip() for e in os.environ.get(LANGUAGES_ENV, "").split(","))):
+        name, sep, target = entry.partition("=")
+        if not sep or ":" not in target:
+            raise ValueError(f"{LANGUAGES_ENV}: {entry!r} is not name=module:attribute")
+        targets[name.strip()] = target.strip()
+    return {**targets, **_BUILTIN}
+
+
+def known_languages() -> list[str]:
+    """The names ``language`` accepts, sorted."""
+    return sorted(set(_importable()) | set(_LOADED))
+
+
+def language(name: str) -> Language:
+    """The language a grammar folder names; UnknownLanguage when there is none."""
+    found = _LOADED.get(name)
+    if found is None:
+        target = _importable().get(name)
+        if target is None:
+            raise UnknownLanguage(f"unknown language {name!r} (known: {', '.join(known_languages())})")
+        module, _, attribute = target.partition(":")
+        found = _LOADED[name] = getattr(importlib.import_module(module), attribute)
+    return found
+
+
+def register(lang: Language) -> None:
+    """Make ``lang`` available under ``lang.name`` in this process; ValueError when the name is
+    taken. (Worker processes do not see it: name it in ``LANGUAGES_ENV`` for stages that build
+    items in workers.)"""
+    if lang.name in _BUILTIN or lang.name in _LOADED:
+        raise ValueError(f"language {lang.name!r} is already registered")
+    _LOADED[lang.name] = lang
+
+
+def unregister(name: str) -> None:
+    """Forget a language ``register`` added, or one of ``LANGUAGES_ENV`` loaded (test fixtures
+    clean up with it)."""
+    if name in _BUILTIN:
+        raise ValueError(f"language {name!r} is built in")
+    _LOADED.pop(name, None)
+
+
+def grammar_language(folder: str | Path) -> str:
+    """The name of the language a grammar folder is written in (its statements file's
+    ``statements:`` key), read without loading the grammar: only the file holding that key is
+    parsed. An unknown or malformed name, or a folder the loader refuses, raises the loader's
+    GrammarError (``file:line: message``)."""
+    from factory.grammar import loader  # the loader imports this package
+
+    try:
+        texts = {p: p.read_text() for p in sorted(Path(folder).glob("*.yaml"))}
+    except (OSError, UnicodeDecodeError):
+        texts = {}
+    candidates = [p for p, text in texts.items() if _STATEMENTS_KEY.search(text)]
+    if len(candidates) == 1:
+        data = loader._load_yaml(candidates[0])
+        if "statements" in data:
+            return loader._language(loader._File(candidates[0]), data).name
+    return loader.load_grammar(folder).language  # anything unusual: the loader says what is wrong

@@ -1,0 +1,177 @@
+"""The ``Language`` interface: everything that differs between programming languages (docs/languages.md).
+
+One object per language. The synthesize stage reaches the language only through it: the grammar
+loader checks templates and constants with it, the generator fills templates and renders the
+program tree (``factory.languages.nodes``) with it, and the tier check reads programs through its
+``TierSyntax`` (a tree-sitter parser and the node kinds the check looks at). The later stages
+reach it through the stage's ``language`` argument: the execute and trace stages run programs
+with its job kinds and compare outputs with its value model, the tasks stage reads programs with
+its statement ``Analysis`` and names it in prompts, the scorer parses and compares answers with
+its value model (docs/languages.md says what still assumes Python).
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+if TYPE_CHECKING:  # only annotations: importing the registry does not import tree-sitter
+    from tree_sitter import Node
+
+    from factory.languages.nodes import Program
+
+#: An operation's shape as the tier check sees it: ("method", "pop"), ("binop", "+"), ("index",) ...
+Signature = tuple
+
+
+@dataclass(frozen=True)
+class NodeKinds:
+    """The tree-sitter node kinds (and fields) that the language-neutral part of the tier check
+    reads: program shape, nesting depth, statements per line."""
+
+    function: str  # a function definition, with fields ``name`` and ``body``
+    imports: frozenset[str]  # top-level statements that import a module
+    compound: frozenset[str]  # the control flow that nests: if, for, while
+    block: str  # the body of a compound statement (its statements are one level deeper)
+    same_depth: frozenset[str]  # clauses at their statement's own depth (elif, else)
+    definitions: frozenset[str]  # nested definitions, which are never generated (def, class, lambda)
+    while_loop: str
+    call: str  # a call, with field ``function``
+    statement_suffix: str  # the kinds ending so are statements
+    statement_parents: frozenset[str]  # what a statement of its own line sits in (block, module)
+
+
+class TierSyntax(ABC):
+    """How the tier check reads a program of the language: the parser and what is not a node kind
+    (operation shapes, bounded loops)."""
+
+    kinds: NodeKinds
+    #: The shapes the rendered ``CountedLoop`` header shows the check (``range(n)``: a call).
+    counted_loop_shapes: frozenset[Signature]
+
+    @abstractmethod
+    def parse(self, source: str) -> Node:
+        """The tree-sitter root node of ``source``."""
+
+    @abstractmethod
+    def signatures(
+        self, node: Node, local_functions: frozenset[str], literals: frozenset[str]
+    ) -> list[Signature]:
+        """Operation shapes under ``node`` in pre-order; calls of ``local_functions`` are not
+        operations, nor are ``literals`` (texts that are constants although they parse as calls)."""
+
+    @abstractmethod
+    def template_signatures(self, template: str, statement: bool) -> tuple[Signature, frozenset[Signature]]:
+        """(the key shape, all shapes) of an operation template: how the check recognises it."""
+
+    @abstractmethod
+    def while_bounded(self, loop: Node) -> bool:
+        """Whether a while loop is bounded the way the generator bounds one (a counter that only
+        the last statement of the body increments)."""
+
+
+class StatementLine(NamedTuple):
+    """What a program's source says about the statement that starts on one line (a named tuple: a
+    program has a few dozen and they are made for every new program, so construction counts)."""
+
+    line: int
+    kind: str  # if, while, for, try, except, case, with, match, return, def, ..., simple
+    func: str  # the innermost enclosing function
+    conditional: bool  # inside an if/loop/try/except/match body of its function
+    first_in_function: bool  # the first statement of its function's body
+    assigns: tuple[str, ...]  # names bound by the statement itself (targets, loop variables)
+    names: tuple[str, ...]  # names the statement reads
+    calls: tuple[str, ...]  # names of the functions it calls by simple name
+    constant: bool  # `v = <literal>`: its state answer needs no reasoning
+    local_names: frozenset[str] = frozenset()  # the function's params and locals
+
+
+class Analysis(Protocol):
+    """Statement analysis of a program's source, as the tasks stage reads it (Python's is the
+    module ``factory.tasks.analysis``). Each raises SyntaxError (or ValueError) when the source
+    does not parse, except ``has_multiline_statement``."""
+
+    def statement_info(self, source: str) -> Mapping[int, StatementLine]:
+        """The lines that start a statement a trace can reach (shared: callers must not modify it)."""
+        ...
+
+    def program_features(self, source: str) -> dict[str, Any]:
+        """The static features an item carries (``n_lines``, ``n_loops``, ``n_branches``,
+        ``has_helper``, ``max_depth``): a fresh dict each call."""
+        ...
+
+    def has_multiline_statement(self, source: str) -> bool:
+        """Whether a statement's header spans several lines (the prompt then says how such
+        statements are numbered); False when the source does not parse."""
+        ...
+
+
+class Language(ABC):
+    """One programming language: the grammar folder's ``language`` key names it."""
+
+    name: str  # the registry key, as a grammar folder names it
+    display_name: str  # how people call it: error messages, prompts ("Python")
+    tier_syntax: TierSyntax
+
+    # --- grammar checks (the loader) --------------------------------------------------------------
+    @abstractmethod
+    def template_error(self, text: str, *, statement: bool) -> str | None:
+        """Why ``text`` (a template whose placeholders are filled with names) is not an expression
+        (a statement when ``statement``) of the language; None when it is one."""
+
+    # --- the value model ------------------------------------------------------------------------
+    @abstractmethod
+    def literal_value(self, text: str) -> Any:
+        """The value a literal text denotes; ValueError, SyntaxError or TypeError when the text is
+        not a literal (a grammar constant, a constant the generator wrote)."""
+
+    @abstractmethod
+    def literal(self, value: Any) -> str:
+        """The canonical literal text of a value (independent of the hash seed)."""
+
+    @abstractmethod
+    def parse_args(self, text: str) -> tuple[Any, ...]:
+        """The values of a call's argument text (``"[1, 2], 'ab'"``); UserError when not literals."""
+
+    @abstractmethod
+    def strict_equal(self, a: Any, b: Any) -> bool:
+        """Type-aware equality of two values (``True`` is not ``1``, ``1`` is not ``1.0``)."""
+
+    # --- synthesis: writing and reading expressions -------------------------------------------
+    @abstractmethod
+    def fill(self, template: str, values: Mapping[str, str]) -> str:
+        """``template`` with each ``{placeholder}`` replaced by the expression text of ``values``,
+        parenthesised where the language's precedence needs it."""
+
+    @abstractmethod
+    def is_signed_number(self, code: str) -> bool:
+        """Whether an expression is a number literal with a sign (``-7``): a constant, not a use
+        of the negation operation."""
+
+    @abstractmethod
+    def constant_condition(self, code: str) -> bool:
+        """Whether a condition is constant or trivially so (``x != x``, no variable at all)."""
+
+    @abstractmethod
+    def render(self, program: Program) -> str:
+        """The source text of a program tree, one statement per line, ending with a newline."""
+
+    # --- the later stages -----------------------------------------------------------------------
+    def facet(self, name: str) -> Any:
+        """What one later stage needs of the language, each in a module of its own,
+        ``<the language's package>.<name>``, imported on first use: a stage depends only on the
+        facets it uses (the DVC deps test follows ``facet("<name>")`` calls to those modules).
+
+        - ``runner``: ``KINDS``, job kind -> ``"module:function"`` that runs it in a worker:
+          ``run`` and ``lines`` (call a program). Every ``Executor`` has them.
+        - ``tracer``: ``KINDS`` of ``trace``, ``trace_row`` and ``trace_digest`` (trace one call,
+          docs/design.md §4): the trace stage's.
+        - ``analysis``: an ``Analysis`` (statement lines, item features): the tasks stage's.
+        - ``normalize``: ``parse``, ``token_stream``, ``program_key``, ``ast_keys`` for dedup and
+          decontamination (not routed yet: the assemble stage imports Python's).
+
+        A language defined outside a package of its own (a test's) overrides this."""
+        return importlib.import_module(f"{type(self).__module__}.{name}")

@@ -1,0 +1,111 @@
+"""Control flow: the constructs a block nests to reach its tier's depth (``control_flow`` weights of
+the grammar): ``if`` with its ``elif``/``else`` variants, a loop over a variable, a counted loop,
+and a ``while`` loop bounded by a counter that only the body's last statement increments."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from factory.grammar.types import Type, unify
+from factory.languages import nodes as n
+from factory.synth.expressions import Expr, Expressions
+from factory.synth.index import iter_element, tests_on
+from factory.synth.state import BuildState, GenerationFailed, Var
+
+if TYPE_CHECKING:
+    from factory.synth.statements import Statements
+
+
+class ControlFlow:
+    """Builds the control-flow constructs of ``state``'s program (their bodies by ``statements``)."""
+
+    def __init__(self, state: BuildState, exprs: Expressions, statements: Statements):
+        self.s = state
+        self.x = exprs
+        self.statements = statements
+
+    def condition(self) -> Expr:
+        """A test over a variable in scope: a boolean operation with that variable as receiver."""
+        s = self.s
+        options = [(op, v) for v in s.scope for op in tests_on(s.g, v.type)]
+        on_target = [o for o in options if o[0].op_id == s.target]
+        if on_target and s.rng.random() < 0.5:
+            options = on_target
+        for _ in range(8):
+            if not options:
+                break
+            op, var = s.rng.choice(options)
+            binding = unify(op.receiver, var.type) or {}
+            try:
+                e = self.x.apply(op, binding, budget=1, receiver=var)
+            except GenerationFailed:
+                continue
+            if not s.lang.constant_condition(e.code):
+                return e
+        raise GenerationFailed("no condition over the variables in scope")
+
+    def compound(self, depth: int, reach: int, counts: dict[str, int]) -> list[n.Stmt]:
+        """A control-flow construct whose body reaches nesting ``reach`` (after the statements
+        that set it up: a while loop's counter)."""
+        s = self.s
+        kinds = {k: w for k, w in s.g.control_flow.items() if w > 0}
+        iterables = [v for v in s.scope if iter_element(s.g, v.type) is not None]
+        if not iterables:
+            kinds.pop("for", None)
+        kind = s.rng.choices(list(kinds), weights=list(kinds.values()))[0]
+        inner = lambda: self.statements.branch(depth + 1, reach, s.rng.randint(1, 3), counts)  # noqa: E731
+        before: list[n.Stmt] = []
+        saved_scope = list(s.scope)
+        node: n.Stmt
+        if kind in ("if", "if_else", "if_elif_else"):
+            node = self._if(kind, depth, inner, counts)
+        elif kind == "for":
+            source = s.rng.choice(iterables)
+            elem = iter_element(s.g, source.type)
+            assert elem is not None  # iterables: the variables whose type iterates
+            var = Var(s.fresh_name(elem), elem, 0, frozen=True)
+            source_was_frozen, source.frozen = source.frozen, True
+            s.scope.append(var)
+            s.loop_depth += 1
+            body = inner()
+            s.loop_depth -= 1
+            source.frozen = source_was_frozen
+            node = n.ForEach(var.name, n.Name(source.name), body)
+        elif kind == "for_range":
+            var = Var(s.fresh_name(Type("int")), Type("int"), 0, frozen=True)
+            s.scope.append(var)
+            s.loop_depth += 1
+            body = inner()
+            s.loop_depth -= 1
+            # The loop's header is another operation unless the target shows the same shapes.
+            counts["other"] += not (s.lang.tier_syntax.counted_loop_shapes <= s.target_shapes)
+            node = n.CountedLoop(var.name, s.rng.randint(2, 5), body)
+        else:  # while: a counter that only the last statement of the body increments
+            counter = Var(s.fresh_name(Type("int")), Type("int"), 0, frozen=True)
+            before.append(n.Assign(counter.name, n.Int(0)))
+            s.scope.append(counter)
+            s.loop_depth += 1
+            body = inner() + [n.Increment(counter.name)]
+            s.loop_depth -= 1
+            counts["other"] += 2
+            node = n.While(n.LessThan(n.Name(counter.name), n.Int(s.rng.randint(2, 4))), body)
+        s.forget_since(saved_scope)
+        return [*before, node]
+
+    def _if(self, kind: str, depth: int, inner: Callable[[], list[n.Stmt]], counts: dict[str, int]) -> n.If:
+        """``if``, ``if_else`` or ``if_elif_else``: the first body reaches the construct's nesting,
+        the ``elif`` and ``else`` bodies are one level deep."""
+        test = self.condition()
+        counts["target"] += test.target_uses
+        counts["other"] += test.other_uses
+        node = n.If(n.Code(test.code), inner())
+        if kind == "if_elif_else":
+            test2 = self.condition()
+            counts["other"] += test2.other_uses
+            counts["target"] += test2.target_uses
+            elif_body = self.statements.branch(depth + 1, depth + 1, self.s.rng.randint(1, 2), counts)
+            node.elifs.append((n.Code(test2.code), elif_body))
+        if kind in ("if_else", "if_elif_else"):
+            node.orelse = self.statements.branch(depth + 1, depth + 1, 1, counts)
+        return node

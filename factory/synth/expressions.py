@@ -1,0 +1,197 @@
+"""Expressions: operations' templates filled with variables, constants and nested operations.
+
+An expression stays text in the grammar's language (``Expr.code``); the language fills templates
+(``Language.fill``, which parenthesises where its precedence needs it). Guards are the
+preconditions of the operations used, written from the grammar's predicates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from factory.grammar.model import Operation
+from factory.grammar.sources import IMPLEMENTATIONS
+from factory.grammar.types import Type, unify
+from factory.synth.constants import constant, literal_len
+from factory.synth.index import producers
+from factory.synth.state import BuildState, GenerationFailed, Var
+
+_T = TypeVar("_T")
+
+
+@dataclass
+class Expr:
+    code: str
+    type: Type
+    target_uses: int = 0
+    other_uses: int = 0
+    min_len: int = 0
+    guards: list[str] = field(default_factory=list)
+
+
+class Expressions:
+    """Builds expressions of a wanted type over the scope of ``state``; the value sources'
+    ``SourceContext`` (factory.grammar.sources)."""
+
+    def __init__(self, state: BuildState):
+        self.s = state
+        self._placeholder_len: dict[str, int] = {}
+
+    # --- SourceContext for value sources -------------------------------------------------------
+    def randint(self, lo: int, hi: int) -> int:
+        return self.s.rng.randint(lo, hi)
+
+    def choice(self, options: list[_T]) -> _T:
+        return self.s.rng.choice(options)
+
+    def min_len(self, placeholder: str) -> int:
+        return self._placeholder_len.get(placeholder, 0)
+
+    def variable_of(self, t: Type) -> str | None:
+        options = [v.name for v in self.s.scope if v.type == t]
+        return self.s.rng.choice(options) if options else None
+
+    def constant(self, t: Type, short: bool = False) -> str:
+        return constant(self.s, t, short)
+
+    def literal(self, value: object) -> str:
+        return self.s.lang.literal(value)
+
+    # --- expressions ---------------------------------------------------------------------------
+    def constant_expr(self, t: Type) -> Expr:
+        code = self.constant(t)
+        return Expr(code, t, min_len=literal_len(self.s.lang, code))
+
+    def ops_returning(
+        self, want: Type, allow_target: bool, allow_other: bool
+    ) -> list[tuple[Operation, dict]]:
+        """Operations that can produce ``want``; a mutating one only if it has a variable to act on."""
+        found = []
+        for op, binding in producers(self.s.g, want):
+            is_target = op.op_id == self.s.target
+            if (is_target and not allow_target) or (not is_target and not allow_other):
+                continue
+            if op.mutates and not any(
+                unify(op.receiver, v.type, binding) for v in self.s.scope if not v.frozen
+            ):
+                continue
+            found.append((op, binding))
+        return found
+
+    def expr(self, want: Type, budget: int, *, nest_target: bool = False) -> Expr:
+        """An expression of type ``want``, built over the program's variables where possible:
+        a variable, an operation on a variable, a nested target use, or a constant."""
+        s = self.s
+        allow_other = s.tier.other_ops and budget > 0
+        allow_target = budget > 0
+        candidates = self.ops_returning(want, allow_target, allow_other)
+        roll = s.rng.random()
+        if nest_target and budget > 1 and roll < 0.7:
+            targets = [c for c in candidates if c[0].op_id == s.target]
+            if targets:
+                return self.apply(*s.rng.choice(targets), budget - 1)
+        variables = [v for v in s.scope if v.type == want]
+        if variables and roll < 0.7:
+            return self.var_expr(s.rng.choice(variables))
+        spec = s.g.types.get(want.name)
+        scalar = spec is not None and bool(spec.constants)
+        if candidates and (roll < 0.9 or not (variables or scalar)):
+            anchored = self.anchored(candidates)
+            if anchored:
+                op, binding, var = s.rng.choice(anchored)
+                return self.apply(op, binding, budget - 1, receiver=var)
+        if scalar:
+            return self.constant_expr(want)
+        if variables:
+            return self.var_expr(s.rng.choice(variables))
+        if spec is not None and spec.literal:
+            return self.constant_expr(want)
+        if candidates:
+            return self.apply(*s.rng.choice(candidates), max(budget - 1, 0))
+        raise GenerationFailed(f"no expression of type {want}")
+
+    def var_expr(self, var: Var) -> Expr:
+        return Expr(var.name, var.type, min_len=self.s.effective_len(var))
+
+    def anchored(self, candidates: list[tuple[Operation, dict]]) -> list[tuple[Operation, dict, Var]]:
+        """Some of the candidate operations whose receiver can be a variable in scope."""
+        picked = self.s.rng.sample(candidates, min(len(candidates), 12))
+        found = []
+        for op, binding in picked:
+            for var in self.s.scope:
+                if (op.mutates or op.statement) and var.frozen:
+                    continue
+                bound = unify(op.receiver, var.type, binding)
+                if bound is not None:
+                    found.append((op, bound, var))
+        return found
+
+    def apply(
+        self, op: Operation, binding: dict[str, Type], budget: int, *, receiver: Var | None = None
+    ) -> Expr:
+        """Fill an operation's template; the receiver is a variable when the operation mutates."""
+        s = self.s
+        binding = s.random_binding(op, binding)
+        recv_type = op.receiver.substitute(binding)
+        is_target = op.op_id == s.target
+        if op.mutates or op.statement:
+            receiver = receiver or s.receiver_var(recv_type)
+            if receiver is None and recv_type.variables():
+                unified = [(v, unify(op.receiver, v.type, binding)) for v in s.scope if not v.frozen]
+                matches = [(v, b) for v, b in unified if b is not None]
+                if matches:
+                    receiver, binding = s.rng.choice(matches)
+                    binding = s.random_binding(op, binding)
+                    recv_type = receiver.type
+            if receiver is None:
+                raise GenerationFailed(f"no variable of type {recv_type} to mutate")
+        if receiver is None and not (is_target and s.rng.random() < 0.2):
+            # Operations mostly act on the program's variables, not on constants.
+            options = [v for v in s.scope if v.type == recv_type]
+            receiver = s.rng.choice(options) if options and s.rng.random() < 0.85 else None
+        if receiver is not None:
+            recv = Expr(receiver.name, recv_type, min_len=s.effective_len(receiver))
+        else:
+            recv = self.expr(recv_type, budget, nest_target=is_target and s.rng.random() < 0.6)
+        parts = {"recv": recv}
+        self._placeholder_len = {"recv": recv.min_len}
+        for arg in op.args:
+            arg_type = arg.type.substitute(binding)
+            if arg.source is not None:
+                impl = IMPLEMENTATIONS[arg.source.name]
+                code = impl(self, arg_type, *arg.source.args)
+                parts[arg.name] = Expr(code, arg_type, min_len=literal_len(s.lang, code))
+            else:
+                parts[arg.name] = self.expr(arg_type, budget, nest_target=is_target and s.rng.random() < 0.3)
+        code = s.lang.fill(op.template, {name: e.code for name, e in parts.items()})
+        s.imports.update(op.imports)
+        guards = [g for e in parts.values() for g in e.guards]
+        for req in op.requires:
+            pred = s.g.predicates[req.name]
+            bound = dict(zip(pred.params, req.args, strict=True))
+            if pred.min_len and all(parts[bound[p]].min_len >= n for p, n in pred.min_len.items()):
+                continue
+            guards.append(s.lang.fill(pred.guard, {p: parts[ref].code for p, ref in bound.items()}))
+        result_len = {"same": recv.min_len, "grow": recv.min_len}.get(op.length_result, 0)
+        # `-7` reads as a negative literal, not as a use of `-` (the static check agrees).
+        counts_as_use = not s.lang.is_signed_number(code)
+        if receiver is not None and op.length_recv != "same" and (op.mutates or op.statement):
+            self.apply_length_effect(receiver, op.length_recv)
+        return Expr(
+            code,
+            op.returns.substitute(binding) if op.returns else recv_type,
+            target_uses=sum(e.target_uses for e in parts.values()) + (is_target and counts_as_use),
+            other_uses=sum(e.other_uses for e in parts.values()) + (s.is_other(op) and counts_as_use),
+            min_len=result_len,
+            guards=guards,
+        )
+
+    def apply_length_effect(self, var: Var, effect: str) -> None:
+        """What an operation did to its receiver's known minimum length."""
+        if effect == "clear":
+            var.min_len = 0
+        elif effect == "shrink":
+            var.min_len = 0 if self.s.loop_depth else max(0, var.min_len - 1)
+        elif effect == "grow" and not self.s.loop_depth:
+            var.min_len += 1

@@ -1,0 +1,92 @@
+"""What every part of the program builder shares: the draw, the target and tier, and the scope."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from factory.grammar.model import Grammar, Operation
+from factory.grammar.types import Type
+from factory.languages import Language, language
+from factory.synth.tiers import ENTRY, HELPER, TIERS
+
+
+class GenerationFailed(Exception):
+    """This draw cannot make a valid program (the caller retries with the same RNG)."""
+
+
+@dataclass
+class Var:
+    name: str
+    type: Type
+    min_len: int = 0
+    frozen: bool = False  # iterated by an enclosing loop or a while counter: never mutated
+
+
+class BuildState:
+    """One program being built for a target operation and tier from a seeded RNG: the grammar and
+    its language, the variables in scope, the names taken and the results a function may return."""
+
+    def __init__(self, grammar: Grammar, target: str, tier: int, rng: random.Random):
+        self.g = grammar
+        self.lang: Language = language(grammar.language)
+        self.target = target
+        self.tier = TIERS[tier]
+        self.rng = rng
+        self.target_variants = [op for op in grammar.operations if op.op_id == target]
+        if not self.target_variants:
+            raise KeyError(target)
+        first = self.target_variants[0]
+        self.target_shapes = self.lang.tier_syntax.template_signatures(first.template, first.statement)[1]
+        self.scope: list[Var] = []
+        self.imports: set[str] = set()
+        self.used_names: set[str] = {ENTRY, HELPER}
+        self.results: list[str] = []
+        self.loop_depth = 0
+
+    def fresh_name(self, t: Type) -> str:
+        """A variable name for a value of type ``t`` that the program does not use yet."""
+        spec = self.g.types.get(t.name)
+        pool = list(spec.names) if spec else ["v"]
+        free = [n for n in pool if n not in self.used_names]
+        name = self.rng.choice(free) if free else f"{pool[0]}{len(self.used_names)}"
+        while name in self.used_names:
+            name += "_"
+        self.used_names.add(name)
+        return name
+
+    def random_binding(self, op: Operation, binding: dict[str, Type] | None = None) -> dict[str, Type]:
+        """``binding`` extended with an element type for each of ``op``'s unbound type variables."""
+        binding = dict(binding or {})
+        for t in op.all_types():
+            for var in sorted(t.variables()):
+                if var not in binding:
+                    binding[var] = self.rng.choice(self.g.element_types)
+        return binding
+
+    def is_other(self, op: Operation) -> bool:
+        """Whether ``op`` reads as another operation than the target (by its shape, as the static
+        check sees it: ``len`` of a set and ``len`` of a str look the same)."""
+        key = self.lang.tier_syntax.template_signatures(op.template, op.statement)[0]
+        return key not in self.target_shapes
+
+    def effective_len(self, var: Var) -> int:
+        # Inside a loop a variable may have been shrunk by earlier iterations: assume nothing.
+        return 0 if self.loop_depth else var.min_len
+
+    def receiver_var(self, t: Type) -> Var | None:
+        """A variable of type ``t`` that may be mutated (not iterated by a loop), if any."""
+        options = [v for v in self.scope if v.type == t and not v.frozen]
+        return self.rng.choice(options) if options else None
+
+    def note_result(self, name: str) -> None:
+        """``name`` was just bound: the most recent candidate for the function's result."""
+        if name in self.results:
+            self.results.remove(name)
+        self.results.append(name)
+
+    def forget_since(self, scope_before: list[Var]) -> None:
+        """Drop variables first bound after ``scope_before`` (they may be unbound later)."""
+        names = {v.name for v in self.scope} - {v.name for v in scope_before}
+        self.scope = [v for v in self.scope if v.name not in names]
+        self.results = [r for r in self.results if r not in names]
