@@ -8,6 +8,8 @@ folder is one line and exit 2, not an empty output.
 
 from __future__ import annotations
 
+import ast
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,6 +166,13 @@ SFT_SCHEMA = pa.schema(
         pa.field("source", pa.string(), nullable=False),
     ]
 )
+
+
+def program_id(source: str) -> str:
+    """A program's key: the content hash of its normalised source (formatting and comments do not
+    matter), the same on every machine (docs/design.md §2.3)."""
+    normalised = ast.unparse(ast.parse(source))
+    return hashlib.sha256(normalised.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from factory.contracts import program_id as compute_program_id
 from factory.errors import UserError
 from factory.io import shard_paths
 from factory.params import AssembleParams
@@ -27,7 +28,6 @@ from factory.release.benchmarks import BenchmarkIndex
 from factory.release.configs import ConfigSpec
 from factory.release.normalize import parse, program_key
 from factory.release.splits import SPLITS, select_by_shares, split_of, unit_hash
-from factory.synth.stage import program_id as compute_program_id
 
 #: The columns the plan reads, with their type where an input lacks one (e.g. ``sft`` has no
 #: ``trace_length``).

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-import hashlib
 import json
 import multiprocessing
 import os
@@ -13,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from factory.contracts import PROGRAMS_SCHEMA
+from factory.contracts import PROGRAMS_SCHEMA, program_id
 from factory.grammar.loader import load_grammar
 from factory.grammar.model import Grammar
 from factory.params import SynthesizeParams
@@ -21,12 +19,6 @@ from factory.stage import Outcome, Output, Tally, run_stage
 from factory.stats import StageStats
 from factory.synth.check import check_program
 from factory.synth.generator import GenerationFailed, Program, generate_program
-
-
-def program_id(source: str) -> str:
-    """Content hash of the normalised source (formatting and comments do not matter)."""
-    normalised = ast.unparse(ast.parse(source))
-    return hashlib.sha256(normalised.encode()).hexdigest()[:16]
 
 
 def plan(grammar: Grammar, params: SynthesizeParams) -> Iterator[tuple[int, str, int]]:

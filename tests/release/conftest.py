@@ -12,12 +12,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from factory.contracts import TASKS_SCHEMA
+from factory.contracts import TASKS_SCHEMA, program_id
 from factory.io import read_table, shard_paths
 from factory.params import AssembleParams
 from factory.release.normalize import BUILTINS
 from factory.release.stage import run_assemble_stage
-from factory.synth.stage import program_id
 from factory.tasks.items import build_items_for_case, default_case_id
 from factory.trace.tracer import trace_call
 

@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from factory.contracts import program_id
 from factory.grammar.loader import load_grammar
 from factory.synth.check import check_program
 from factory.synth.generator import GenerationFailed, generate_program
-from factory.synth.stage import program_id, synthesize_one
+from factory.synth.stage import synthesize_one
 from factory.synth.tiers import TIERS
 
 GRAMMAR = load_grammar("grammars/python")
