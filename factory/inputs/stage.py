@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from factory import languages
 from factory.contracts import CASES_SCHEMA
 from factory.grammar.loader import load_grammar
 from factory.inputs.pools import candidates_for, draw_pools, write_pools
@@ -111,6 +112,7 @@ def run_inputs_stage(
             timeout_s=params.timeout_s,
             memory_mb=execute.memory_mb,
             max_output_repr=execute.max_output_repr,
+            kinds=languages.language(grammar.language).facet("runner").KINDS,  # the `lines` runs
         ) as pool:
             for batch in chunks(programs, 256):
                 drawn = [candidates_for(program, pools, grammar, seed, params) for program in batch]

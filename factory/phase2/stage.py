@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from factory import languages
 from factory.contracts import PHASE2_SCHEMA
 from factory.errors import UserError
 from factory.execute.runner import Executor
@@ -172,7 +173,9 @@ def run_phase2_stage(
     def outcomes(pairs: Iterator[tuple[dict[str, Any], list[Case]]]) -> Iterator[Outcome]:
         nonlocal memorizer
         # candidates get the inputs stage's timeout, as there: a slow one is dropped
-        with Executor.from_params(execute.model_copy(update={"timeout_s": inputs.timeout_s})) as executor:
+        candidate_params = execute.model_copy(update={"timeout_s": inputs.timeout_s})
+        lang = languages.language(grammar.language)
+        with Executor.from_params(candidate_params, language=lang) as executor:
             for batch in chunks(pairs, BATCH):
                 # Programs that will be dropped for want of shown examples are not run at all.
                 drawn = [

@@ -53,7 +53,9 @@ def task_id(case_id: str, family: str, questions: list[dict[str, Any]]) -> str:
 def _json_encoder(*, sort_keys: bool) -> Callable[[Any], str]:
     """``json.dumps(obj, ensure_ascii=False, sort_keys=sort_keys)`` for item data: the C encoder
     made once (``json.dumps`` makes one per call) and with no check for circular references
-    (item data is plain JSON, built here, with none)."""
+    (item data is plain JSON, built here, with none). A private CPython detail kept for speed:
+    the public ``json.JSONEncoder(check_circular=False, ...).encode`` cost 8-11% more of the item
+    building's CPU (paired runs, 12 rounds, 2026-12-02)."""
     if c_make_encoder is None:  # no C accelerator
         return json.JSONEncoder(sort_keys=sort_keys, ensure_ascii=False).encode
     encode = c_make_encoder(None, _unencodable, encode_basestring, None, ": ", ", ", sort_keys, False, True)
