@@ -15,7 +15,6 @@ from typing import Annotated
 import typer
 
 from factory.cli import app
-from factory.contracts import CASES, EXECUTIONS, PROGRAMS, TASKS, TRACES
 from factory.errors import UserError
 from factory.params import Params, load_params
 from factory.registry import stage
@@ -35,6 +34,13 @@ def _default(name: str, option: str) -> Path:
 
 def _params(path: Path, name: str) -> Params:
     return load_params(path, stage=name)
+
+
+def _check_inputs(name: str, **folders: Path) -> None:
+    """UserError (one line, exit 2) unless each input folder of stage ``name`` is the table the
+    registry says it reads (``--programs`` -> ``folders["programs"]``)."""
+    for option, contract in stage(name).reads:
+        contract.check(folders[option.removeprefix("--").replace("-", "_")])
 
 
 def _language(p: Params) -> str:
@@ -71,7 +77,7 @@ def inputs(
     from factory.inputs.stage import run_inputs_stage
 
     p = _params(params, "inputs")
-    PROGRAMS.check(programs)
+    _check_inputs("inputs", programs=programs)
     run_inputs_stage(
         p.seed, p.inputs, p.execute, p.synthesize.grammar, programs, out, stats, pools
     ).print_summary()
@@ -87,7 +93,7 @@ def execute(
     from factory.execute.stage import run_execute_stage
 
     p = _params(params, "execute")
-    CASES.check(cases)
+    _check_inputs("execute", cases=cases)
     run_execute_stage(cases, out, stats, p.execute, language=_language(p)).print_summary()
 
 
@@ -103,7 +109,7 @@ def trace(
     from factory.trace.stage import run_trace_stage
 
     p = _params(params, "trace")
-    EXECUTIONS.check(executions)
+    _check_inputs("trace", executions=executions)
     run_trace_stage(executions, out, stats, p.trace, p.execute, language=_language(p)).print_summary()
 
 
@@ -117,7 +123,7 @@ def tasks(
     from factory.tasks.stage import run_tasks_stage
 
     p = _params(params, "tasks")
-    TRACES.check(traces)
+    _check_inputs("tasks", traces=traces)
     run_tasks_stage(traces, out, stats, p.seed, p.tasks, language=_language(p)).print_summary()
 
 
@@ -144,8 +150,7 @@ def phase2(
     from factory.phase2.stage import run_phase2_stage
 
     p = _params(params, "phase2")
-    PROGRAMS.check(programs)
-    EXECUTIONS.check(executions)
+    _check_inputs("phase2", programs=programs, executions=executions)
     if pools is not None:
         hint = "pass the --pools folder of the inputs stage"
         require_columns(pools, POOLS_SCHEMA.names, "argument pools", hint)
@@ -171,7 +176,7 @@ def difficulty(
     from factory.difficulty.stage import run_difficulty_stage, summary_line
 
     p = _params(params, "difficulty")
-    TASKS.check(tasks)
+    _check_inputs("difficulty", tasks=tasks)
     run = run_difficulty_stage(tasks, out, pass_stats, stats, p.difficulty, p.seed)
     run.stats.print_summary()
     if p.difficulty.enabled:
@@ -191,7 +196,7 @@ def sft(
 
     p = _params(params, "sft")
     if p.sft.enabled:  # switched off, the stage reads nothing
-        TASKS.check(tasks)
+        _check_inputs("sft", tasks=tasks)
     run_sft_stage(tasks, out, stats, p.sft, p.seed).print_summary()
 
 

@@ -1,12 +1,12 @@
 """The inputs stage: k argument lists per program, drawn by Hypothesis, chosen for coverage.
 
 For each program, ``candidates`` argument tuples are sampled (seeded by ``seed`` and the program's
-index) from a pool that Hypothesis draws, once per run, from the strategies of the program's
-parameter types (``pool_size`` examples per distinct signature). Each candidate runs once
+index) from its signature's pool: Hypothesis draws ``pool_size`` values once per run for each
+parameter type, combined per signature (``factory/inputs/pools.py``). Each candidate runs once
 in the sandbox pool under a line-only trace; the ``per_program`` kept are those that run and add
 the most lines not yet covered by the ones already kept (ties: a new output value first, then
-the later, less minimal draw). A program none of whose candidates runs keeps its first candidate,
-so that the execute stage records why it fails.
+the later, less minimal draw). A program none of whose candidates runs is dropped
+(``no_candidate_ran``); the stats' ``candidate_status`` says how its candidates failed.
 """
 
 from __future__ import annotations

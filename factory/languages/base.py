@@ -12,6 +12,7 @@ its value model (docs/languages.md says what still assumes Python).
 
 from __future__ import annotations
 
+import ast
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -127,6 +128,18 @@ class Language(ABC):
     def literal_value(self, text: str) -> Any:
         """The value a literal text denotes; ValueError, SyntaxError or TypeError when the text is
         not a literal (a grammar constant, a constant the generator wrote)."""
+
+    def answer_literal_value(self, node: ast.expr, line: str) -> Any:
+        """The value of a literal the scorer found in an answer's ``assert`` line, which it reads
+        with Python's ``ast``: ``node`` and the ``line`` it is in. By default the node's source
+        text through ``literal_value``; Python reads the node itself (no second parse)."""
+        if node.lineno == node.end_lineno == 1 and line.isascii():
+            text: str | None = line[node.col_offset : node.end_col_offset]  # get_source_segment, fast
+        else:
+            text = ast.get_source_segment(line, node)
+        if text is None:
+            raise ValueError("no source text for the literal")
+        return self.literal_value(text)
 
     @abstractmethod
     def literal(self, value: Any) -> str:

@@ -59,11 +59,10 @@ def gold_literal(text: str, values: Language) -> Any:
 
 def _node_value(line: str, node: ast.expr, values: Language) -> Any:
     """The value of the literal that ``node`` of ``line`` is written as (``_NO_VALUE``: none)."""
-    if node.lineno == node.end_lineno == 1 and line.isascii():
-        text: str | None = line[node.col_offset : node.end_col_offset]  # ast.get_source_segment, fast
-    else:
-        text = ast.get_source_segment(line, node)
-    return _NO_VALUE if text is None else literal_value(text, values)
+    try:
+        return values.answer_literal_value(node, line)
+    except _PARSE_ERRORS:
+        return _NO_VALUE
 
 
 def _parse_assert(line: str, entry: str) -> tuple[ast.Call, ast.expr] | Verdict:

@@ -3,6 +3,8 @@ members the later stages are routed through."""
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from factory.errors import UserError
@@ -137,3 +139,17 @@ def test_the_facets_for_later_stages_resolve() -> None:
     assert callable(normalize.program_key) and callable(normalize.token_stream)
     with pytest.raises(ModuleNotFoundError):
         PYTHON.facet("no_such_facet")
+
+
+def test_an_answer_literal_reads_the_same_from_its_node_and_from_its_text() -> None:
+    from factory.languages.base import Language
+
+    line = "assert f(1) == {'a': [1, (2, -3.5)], 'b': {1, 2}, 'c': b'x'}"
+    node = ast.parse(line).body[0].test.comparators[0]  # type: ignore[attr-defined]
+    from_node = PYTHON.answer_literal_value(node, line)
+    from_text = Language.answer_literal_value(PYTHON, node, line)  # the default: the text
+    assert from_node == from_text == {"a": [1, (2, -3.5)], "b": {1, 2}, "c": b"x"}
+    bad = ast.parse("assert f(1) == g(2)").body[0].test.comparators[0]  # type: ignore[attr-defined]
+    for read in (PYTHON.answer_literal_value, lambda n, t: Language.answer_literal_value(PYTHON, n, t)):
+        with pytest.raises(ValueError):
+            read(bad, "assert f(1) == g(2)")

@@ -8,6 +8,7 @@ tracer nor the worker pool, and the synthesize stage does not depend on them.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +30,9 @@ class PythonLanguage(Language):
 
     def literal_value(self, text: str) -> Any:
         return literals.literal_eval(text)
+
+    def answer_literal_value(self, node: ast.expr, line: str) -> Any:
+        return literals.literal_eval(node)
 
     def literal(self, value: Any) -> str:
         return literals.canonical_repr(value)
