@@ -39,12 +39,24 @@ class SynthesizeParams(_Section):
         return v
 
 
+INPUT_CHECKS = ("constant_output", "one_sided_branch", "irrelevant_statement")
+
+
 class InputsParams(_Section):
     per_program: int = Field(3, ge=1, le=100)
     candidates: int = Field(12, ge=1, le=1000)
     pool_size: int = Field(256, ge=1, le=100_000)
     timeout_s: float = Field(0.5, gt=0, le=600)
     rows_per_shard: int = Field(50_000, ge=100)
+    checks: list[str] = Field(list(INPUT_CHECKS), description="semantic checks run (drop reasons)")
+
+    @field_validator("checks")
+    @classmethod
+    def _checks(cls, v: list[str]) -> list[str]:
+        unknown = [c for c in v if c not in INPUT_CHECKS]
+        if unknown or len(set(v)) != len(v):
+            raise ValueError(f"checks must be distinct names among {', '.join(INPUT_CHECKS)}")
+        return v
 
 
 class ExecuteParams(_Section):

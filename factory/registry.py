@@ -144,6 +144,7 @@ STAGES: tuple[StageSpec, ...] = (
             ("--plots", "data/plots/assemble"),
             ("--extra-input", "phase2=data/phase2"),
             ("--extra-input", "sft=data/sft"),
+            ("--pools", "data/pools"),
         ),
         summary="Dedup, decontamination, splits, configs and the dataset card",
     ),

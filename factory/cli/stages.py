@@ -230,6 +230,9 @@ def assemble(
             "--extra-input", help="NAME=DIR: another items folder, read by the config of that name."
         ),
     ] = None,
+    pools: Annotated[
+        Path | None, typer.Option(help="The inputs stage's argument pools (the card's quality figures).")
+    ] = None,
 ) -> None:
     from factory.io import require_columns
     from factory.release.stage import REQUIRED, release_note, run_assemble_stage
@@ -257,6 +260,7 @@ def assemble(
         difficulty_stats=difficulty_stats,
         lock_path=lock,
         extra_inputs=extra,
+        pools_dir=pools,
     )
     result.print_summary()
     print(release_note(out, result))

@@ -5,7 +5,8 @@ Layout of a language folder (``grammars/python/``):
 - ``builtins.yaml`` (``builtins:`` key): operations not owned by one type (enumerate, zip, ...);
 - ``statements.yaml`` (``statements:`` key): predicates for guards, element types, control flow;
   the value of its ``statements:`` key names the language the templates are written in
-  (``statements: python``), which checks templates and constants (``factory.languages``).
+  (``statements: python``), which checks templates and constants (``factory.languages``);
+- word list files (``words.txt``) that ``words`` strategies name, read into their words.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import builtins
 import difflib
 import hashlib
 import inspect
+import keyword
 import re
 import string
-import typing
 from pathlib import Path
 from typing import Any
 
@@ -27,42 +28,28 @@ from hypothesis.errors import InvalidArgument
 
 from factory.errors import UserError
 from factory.grammar.model import ArgSpec, Call, Grammar, Operation, Predicate, TypeSpec
-from factory.grammar.sources import SOURCES
+from factory.grammar.sources import FORM_SOURCES, SOURCES
 from factory.grammar.types import Type, parse_type
+from factory.inputs.strategies import (
+    MIXTURE,
+    PROJECT_KINDS,
+    STRATEGY_KINDS,
+    TYPE_PARAM_KEYS,
+    WEIGHT,
+    build_spec,
+    kind_function,
+    word_list_params,
+)
 from factory.languages import Language, UnknownLanguage, language
 from factory.literals import literal_eval
 
 PLACEHOLDER_NAME = "recv"
 
 
-def _returns_strategy(func: Any) -> bool:
-    """False for the helpers of hypothesis.strategies that make no strategy (composite, register_...)."""
-    try:
-        returns = inspect.signature(func).return_annotation
-    except (TypeError, ValueError):
-        return False
-    if returns is inspect.Signature.empty:
-        return True  # unannotated (functions): what it builds is checked at load time
-    text = (
-        returns
-        if isinstance(returns, str)
-        else getattr(typing.get_origin(returns) or returns, "__name__", "")
-    )
-    return str(text).split("[")[0].rsplit(".", 1)[-1] == "SearchStrategy"
-
-
-# Any public strategy function of hypothesis.strategies may be a type's ``strategy.kind``.
-STRATEGY_KINDS = {
-    name
-    for name in dir(st)
-    if not name.startswith("_")
-    and name.islower()
-    and callable(getattr(st, name))
-    and _returns_strategy(getattr(st, name))
-}
-# Strategy arguments whose string value names a type parameter (the inputs stage passes that
-# type's strategy); ``tuples`` takes one strategy per type parameter instead of named arguments.
-TYPE_PARAM_KEYS = ("elements", "keys", "values")
+# Names the synthesizer itself writes (factory/synth/tiers.py: the entry, the helper and its
+# parameter), so a grammar's names never take them.
+RESERVED_NAMES = frozenset({"f", "g", "arg"})
+NAME_PATTERN = re.compile(r"[a-z]+(_[a-z]+)*")  # snake_case words, no digits
 CONTROL_FLOW = {"if", "if_else", "if_elif_else", "for", "for_range", "while"}
 LENGTH_RESULT = {"unknown", "same", "grow"}
 LENGTH_RECV = {"same", "shrink", "grow", "clear"}
@@ -187,7 +174,7 @@ def _parse_operation(
         raise f.error(None, f"operation must be a mapping, got {node!r}")
     allowed = {
         "name", "template", "receiver", "args", "returns", "mutates", "requires", "statement",
-        "length", "imports", "doc",
+        "length", "imports", "names", "doc",
     }  # fmt: skip
     name = f.require(node, "name", str, "operation")
     where = f"operation '{name}'"
@@ -215,8 +202,9 @@ def _parse_operation(
             spec_type = f.type_expr(args_node, arg_name, spec, f"{where} arg '{arg_name}'")
             args.append(ArgSpec(arg_name, spec_type, None))
             continue
-        f.check_keys(spec, {"type", "from"}, f"{where} arg '{arg_name}'")
+        f.check_keys(spec, {"type", "from", "identity"}, f"{where} arg '{arg_name}'")
         arg_type = f.type_expr(spec, "type", f.require(spec, "type", str, f"{where} arg '{arg_name}'"), where)
+        identity = _identity(f, spec, f"{where} arg '{arg_name}'", lang)
         source = None
         if "from" in spec:
             source = f.call(spec, "from", spec["from"], f"{where} arg '{arg_name}'")
@@ -229,7 +217,9 @@ def _parse_operation(
                 )  # noqa: E501
             if arity >= 0 and len(source.args) != arity:
                 raise f.error(spec, f"{where}: '{source.name}' takes {arity} argument(s)", "from")
-        args.append(ArgSpec(arg_name, arg_type, source))
+            if source.name in FORM_SOURCES:
+                _check_forms(f, spec, source, f"{where} arg '{arg_name}'", lang)
+        args.append(ArgSpec(arg_name, arg_type, source, identity))
 
     names = {PLACEHOLDER_NAME, *(a.name for a in args)}
     used = _placeholders(template)
@@ -273,6 +263,10 @@ def _parse_operation(
     ):
         raise f.error(node, f"{where}: 'imports' must be a list of module names", "imports")
 
+    op_names = _names(f, node, "names", where, required=False)
+    if op_names and returns is None:
+        raise f.error(node, f"{where}: 'names' name its result, but it returns none", "names")
+
     ops = []
     for receiver in receiver_types:
         bound_vars = receiver.variables() | set().union(*(a.type.variables() for a in args))
@@ -296,9 +290,48 @@ def _parse_operation(
                 imports=tuple(imports),
                 file=f.name,
                 line=node.line,
+                names=op_names,
             )
         )
     return ops
+
+
+def _check_forms(f: _File, spec: _Node, source: Call, where: str, lang: Language) -> None:
+    """A form source (``member(recv, 'max({recv})', ...)``): at least one form, each a template
+    over the placeholders the source names that is an expression of the language."""
+    refs = source.refs()
+    forms = [a for a, literal in zip(source.args, source.literal_args, strict=True) if literal]
+    if not refs or not forms:
+        raise f.error(spec, f"{where}: '{source.name}' takes a placeholder and at least one form", "from")
+    for form in forms:
+        used = _placeholders(form) if isinstance(form, str) else []
+        if not isinstance(form, str) or not used or not set(used) <= set(refs):
+            message = f"{where}: form {form!r} must be a string over {{{refs[0]}}}"
+            raise f.error(spec, message, "from")
+        if lang.template_error(form.format(**{r: f"_{r}" for r in refs}), statement=False) is not None:
+            message = f"{where}: form {form!r} is not a {lang.display_name} expression"
+            raise f.error(spec, message, "from")
+
+
+def _identity(f: _File, spec: _Node, where: str, lang: Language) -> tuple[str, ...]:
+    """An arg's ``identity``: literal texts of the values that make its operation a no-op."""
+    values = spec.get("identity")
+    if values is None:
+        return ()
+    if not isinstance(values, list) or not values:
+        raise f.error(spec, f"{where}: 'identity' must be a non-empty list of literal texts", "identity")
+    texts = []
+    for value in values:
+        text = value if isinstance(value, str) else lang.literal(value)
+        try:
+            lang.literal_value(text)
+        except (ValueError, SyntaxError, TypeError):
+            message = (
+                f"{where}: identity {value!r} is not a {lang.display_name} literal (quote strings: \"''\")"
+            )
+            raise f.error(spec, message, "identity") from None
+        texts.append(text)
+    return tuple(texts)
 
 
 def _check_known(f: _File, node: _Node, t: Type, known: set[str], where: str) -> None:
@@ -310,7 +343,8 @@ def _check_known(f: _File, node: _Node, t: Type, known: set[str], where: str) ->
         _check_known(f, node, a, known, where)
 
 
-def _parse_type_file(f: _File, data: _Node, lang: Language) -> TypeSpec:
+def _parse_type_file(f: _File, data: _Node, lang: Language, words: dict[Path, tuple[str, ...]]) -> TypeSpec:
+    """One type file; ``words`` collects the word list files its strategies read."""
     allowed = {
         "type", "params", "names", "strategy", "element_strategy", "convert", "constants", "literal",
         "iterates", "operations", "doc",
@@ -325,34 +359,15 @@ def _parse_type_file(f: _File, data: _Node, lang: Language) -> TypeSpec:
                 f"type '{name}': params must be single upper-case letters, got {p!r}",
                 "params",
             )
-    names = data.get("names") or []
-    if not names or not all(isinstance(n, str) and n.isidentifier() for n in names):
-        raise f.error(data, f"type '{name}': 'names' must be a non-empty list of identifiers", "names")
+    names = _names(f, data, "names", f"type '{name}'", required=True)
     strategy = f.require(data, "strategy", dict, f"type '{name}'")
     element_strategy = data.get("element_strategy")
-    for strat in (strategy, element_strategy):
-        if strat is None:
-            continue
-        if not isinstance(strat, dict):
-            raise f.error(data, f"type '{name}': element_strategy must be a mapping", "element_strategy")
-        kind = strat.get("kind")
-        if kind not in STRATEGY_KINDS:
-            close = difflib.get_close_matches(str(kind), sorted(STRATEGY_KINDS), n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise f.error(
-                strat,
-                f"type '{name}': strategy kind {kind!r} is not a hypothesis.strategies function{hint}",
-                "kind",
-            )
-    for bound in ("min_size", "max_size", "min_value", "max_value"):
-        if bound in strategy and not isinstance(strategy[bound], (int, float)):
-            raise f.error(strategy, f"type '{name}': strategy {bound} must be a number", bound)
-    lo, hi = strategy.get("min_size", 0), strategy.get("max_size")
-    if hi is not None and lo > hi:
-        raise f.error(strategy, f"type '{name}': min_size {lo} > max_size {hi}", "max_size")
-    lo, hi = strategy.get("min_value"), strategy.get("max_value")
-    if lo is not None and hi is not None and lo > hi:
-        raise f.error(strategy, f"type '{name}': min_value {lo} > max_value {hi}", "max_value")
+    if element_strategy is not None and not isinstance(element_strategy, _Node):
+        raise f.error(data, f"type '{name}': element_strategy must be a mapping", "element_strategy")
+    where = f"type '{name}':"
+    strategy = _check_spec(f, strategy, f"{where} strategy", params, words)
+    if element_strategy is not None:
+        element_strategy = _check_spec(f, element_strategy, f"{where} element_strategy", params, words)
     convert = data.get("convert")
     if convert is not None and not (isinstance(convert, str) and callable(getattr(builtins, convert, None))):
         close = difflib.get_close_matches(str(convert), [n for n in dir(builtins) if n.islower()], n=1)
@@ -377,8 +392,8 @@ def _parse_type_file(f: _File, data: _Node, lang: Language) -> TypeSpec:
         name=name,
         params=params,
         names=tuple(names),
-        strategy=dict(strategy),
-        element_strategy=dict(element_strategy) if element_strategy else None,
+        strategy=strategy,
+        element_strategy=element_strategy,
         convert=convert,
         constants=tuple(str(c) for c in constants),
         literal=dict(literal) if literal else None,
@@ -418,10 +433,11 @@ def load_grammar(folder: str | Path) -> Grammar:
             f"{folder}:0: expected exactly one file with a 'statements:' section, found {len(statements)}"
         )
     lang = _language(*statements[0])
-    grammar = Grammar(language=lang.name, grammar_hash=digest.hexdigest()[:16])
+    grammar = Grammar(language=lang.name)
     type_files = [(f, d) for f, d in loaded if "type" in d]
+    words: dict[Path, tuple[str, ...]] = {}
     for f, data in type_files:
-        spec = _parse_type_file(f, data, lang)
+        spec = _parse_type_file(f, data, lang, words)
         if spec.name in grammar.types:
             raise f.error(
                 data,
@@ -430,8 +446,9 @@ def load_grammar(folder: str | Path) -> Grammar:
             )
         grammar.types[spec.name] = spec
     known = set(grammar.types) | {"none"}
-    for f, data in type_files:
-        _check_strategy_refs(f, data, grammar)
+    for path in sorted(words):  # the word lists the strategies read are part of the grammar
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    grammar.grammar_hash = digest.hexdigest()[:16]
 
     _parse_statements(*statements[0], grammar, known, lang)
 
@@ -469,34 +486,134 @@ def load_grammar(folder: str | Path) -> Grammar:
     return grammar
 
 
-def _check_strategy_refs(f: _File, data: _Node, grammar: Grammar) -> None:
-    params = tuple(data.get("params") or ())
-    for label in ("strategy", "element_strategy"):
-        strategy = data.get(label)
-        if strategy is None:
-            continue
-        for key in TYPE_PARAM_KEYS:
-            if isinstance(strategy.get(key), str) and strategy[key] not in params:
-                raise f.error(
-                    strategy,
-                    f"type '{data['type']}': {label} {key} must name a type parameter {sorted(params)}",
-                    key,
-                )
-        _check_strategy_call(f, strategy, f"type '{data['type']}': {label}", params)
+def _check_spec(
+    f: _File, spec: _Node, where: str, params: tuple[str, ...], words: dict[Path, tuple[str, ...]]
+) -> dict[str, Any]:
+    """Check one strategy spec (a ``mixture``'s branches recursively) and build it once; the
+    spec as the inputs stage uses it, word list files read into tuples of words."""
+    kind = spec.get("kind")
+    if kind not in STRATEGY_KINDS:
+        close = difflib.get_close_matches(str(kind), sorted(STRATEGY_KINDS), n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        own = ", ".join(sorted([*PROJECT_KINDS, MIXTURE]))
+        message = f"{where} kind {kind!r} is not a hypothesis.strategies function nor one of {own}{hint}"
+        raise f.error(spec, message, "kind")
+    if kind == MIXTURE:
+        return _check_mixture(f, spec, where, params, words)
+    for bound in ("min_size", "max_size", "min_value", "max_value"):
+        if bound in spec and (isinstance(spec[bound], bool) or not isinstance(spec[bound], (int, float))):
+            raise f.error(spec, f"{where} {bound} must be a number", bound)
+    lo, hi = spec.get("min_size", 0), spec.get("max_size")
+    if hi is not None and lo > hi:
+        raise f.error(spec, f"{where} min_size {lo} > max_size {hi}", "max_size")
+    lo, hi = spec.get("min_value"), spec.get("max_value")
+    if lo is not None and hi is not None and lo > hi:
+        raise f.error(spec, f"{where} min_value {lo} > max_value {hi}", "max_value")
+    for key in TYPE_PARAM_KEYS:
+        if isinstance(spec.get(key), str) and spec[key] not in params:
+            raise f.error(spec, f"{where} {key} must name a type parameter {sorted(params)}", key)
+    resolved = dict(spec)
+    for key in word_list_params(kind):
+        if key in spec:
+            resolved[key] = _read_words(f, spec, key, f"{where} {kind}", words)
+    _check_strategy_call(f, spec, resolved, where, params)
+    return resolved
 
 
-def _check_strategy_call(f: _File, strategy: _Node, where: str, params: tuple[str, ...]) -> None:
+def _check_mixture(
+    f: _File, spec: _Node, where: str, params: tuple[str, ...], words: dict[Path, tuple[str, ...]]
+) -> dict[str, Any]:
+    f.check_keys(spec, {"kind", "of"}, f"{where} mixture")
+    branches = spec.get("of")
+    if not isinstance(branches, list) or not branches:
+        raise f.error(spec, f"{where} mixture: 'of' must be a non-empty list of strategies", "of")
+    resolved = []
+    for i, branch in enumerate(branches, 1):
+        if not isinstance(branch, _Node):
+            raise f.error(spec, f"{where} mixture: branch {i} must be a mapping, got {branch!r}", "of")
+        weight = branch.get(WEIGHT, 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight <= 0:
+            raise f.error(branch, f"{where} mixture branch {i}: weight must be a number > 0", WEIGHT)
+        inner = _Node({k: v for k, v in branch.items() if k != WEIGHT})
+        inner.line, inner.key_lines = branch.line, branch.key_lines
+        resolved.append(
+            {WEIGHT: float(weight), **_check_spec(f, inner, f"{where} mixture branch {i}", params, words)}
+        )
+    return {"kind": MIXTURE, "of": resolved}
+
+
+def _read_words(
+    f: _File, spec: _Node, key: str, where: str, words: dict[Path, tuple[str, ...]]
+) -> tuple[str, ...]:
+    """The words of a word list file next to the grammar files: lower-case words separated by
+    whitespace, each once; ``#`` starts a comment."""
+    name = spec[key]
+    if not isinstance(name, str) or Path(name).name != name:
+        raise f.error(spec, f"{where}: '{key}' must name a file of the grammar folder, got {name!r}", key)
+    path = f.path.parent / name
+    if path in words:
+        return words[path]
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise f.error(spec, f"{where}: cannot read word list {str(path)!r}: {exc.strerror}", key) from None
+    found: dict[str, int] = {}
+    for number, line in enumerate(lines, 1):
+        for word in line.split("#", 1)[0].split():
+            if not re.fullmatch(r"[a-z]+", word):
+                raise GrammarError(f"{path}:{number}: word {word!r} must be lower-case ASCII letters")
+            if word in found:
+                first = found[word]
+                raise GrammarError(f"{path}:{number}: word {word!r} is listed twice (first at line {first})")
+            found[word] = number
+    if not found:
+        raise f.error(spec, f"{where}: word list {str(path)!r} has no words", key)
+    words[path] = tuple(found)
+    return words[path]
+
+
+def _names(f: _File, node: _Node, key: str, where: str, *, required: bool) -> tuple[str, ...]:
+    """A ``names`` list: snake_case words (no digits), never a keyword, a builtin or a name the
+    synthesizer writes itself (``f``, ``g``, ``arg``), each once."""
+    names = node.get(key)
+    if names is None and not required:
+        return ()
+    if not isinstance(names, list) or not names:
+        raise f.error(node, f"{where}: '{key}' must be a non-empty list of names", key)
+    for n in names:
+        problem = None
+        if isinstance(n, bool):
+            problem = "is a YAML boolean (on/off/yes/no): quote it or pick another name"
+        elif not isinstance(n, str) or not NAME_PATTERN.fullmatch(n):
+            problem = "is not a snake_case name of letters (no digits)"
+        elif keyword.iskeyword(n) or keyword.issoftkeyword(n):
+            problem = "is a keyword"
+        elif hasattr(builtins, n):
+            problem = "is a builtin"
+        elif n in RESERVED_NAMES:
+            problem = "is a name the synthesizer writes itself"
+        elif names.count(n) > 1:
+            problem = "is listed twice"
+        if problem:
+            raise f.error(node, f"{where}: name {n!r} {problem}", key)
+    return tuple(names)
+
+
+def _check_strategy_call(
+    f: _File, spec: _Node, kwargs_in: dict[str, Any], where: str, params: tuple[str, ...]
+) -> None:
     """Build the strategy the way the inputs stage does (``factory.inputs.strategies``), at load time.
 
-    Every argument is checked against the signature of the hypothesis.strategies function (an
-    unknown name suggests the closest one), then the strategy is built and validated, so that a
-    bad value (a string where a number goes) is Hypothesis' own message at the key's line instead
-    of a traceback from the inputs stage. Type parameters stand in as a placeholder strategy.
+    Every argument is checked against the signature of the kind's function (an unknown name
+    suggests the closest one), then the strategy is built and validated, so that a bad value (a
+    string where a number goes) is the function's own message at the key's line instead of a
+    traceback from the inputs stage. Type parameters stand in as a placeholder strategy.
     """
+    strategy = spec
     kind = strategy["kind"]
-    func = getattr(st, kind)
+    func = kind_function(kind)
     where = f"{where} {kind}"
-    kwargs = {k: v for k, v in strategy.items() if k != "kind"}
+    kwargs = {k: v for k, v in kwargs_in.items() if k != "kind"}
     signature = inspect.signature(func)
     parameters = signature.parameters.values()
     named = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
@@ -527,7 +644,7 @@ def _check_strategy_call(f: _File, strategy: _Node, where: str, params: tuple[st
         message = f"missing required argument '{missing[0]}'" if missing else str(exc)
         raise f.error(strategy, f"{where}: {message}", "kind") from None
     try:
-        built = func(*positional, **values)
+        built = build_spec(kwargs_in, lambda _: placeholder, len(params))
         if isinstance(built, st.SearchStrategy):
             built.validate()
     except (InvalidArgument, TypeError, ValueError) as exc:
@@ -561,7 +678,7 @@ def _language(f: _File, data: _Node) -> Language:
 def _parse_statements(f: _File, data: _Node, grammar: Grammar, known: set[str], lang: Language) -> None:
     f.check_keys(
         data,
-        {"statements", "element_types", "predicates", "control_flow", "doc"},
+        {"statements", "element_types", "predicates", "control_flow", "output_weights", "doc"},
         "statements file",
     )
     elements = data.get("element_types") or []
@@ -595,3 +712,14 @@ def _parse_statements(f: _File, data: _Node, grammar: Grammar, known: set[str], 
         if not isinstance(weight, (int, float)) or weight < 0:
             raise f.error(flow, f"control_flow: weight of '{name}' must be a number ≥ 0", name)
     grammar.control_flow = dict(flow)
+    weights = data.get("output_weights", _Node())
+    if not isinstance(weights, _Node):
+        raise f.error(data, "output_weights: must map type names to weights", "output_weights")
+    for name, weight in weights.items():
+        if name not in grammar.types:
+            close = difflib.get_close_matches(str(name), sorted(grammar.types), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise f.error(weights, f"output_weights: unknown type '{name}'{hint}", name)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
+            raise f.error(weights, f"output_weights: weight of '{name}' must be a number ≥ 0", name)
+    grammar.output_weights = {name: float(w) for name, w in weights.items()}

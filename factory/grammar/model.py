@@ -29,6 +29,9 @@ class ArgSpec:
     name: str
     type: Type
     source: Call | None  # where a value comes from; None means "any expression of the type"
+    # Literal texts of values that make the operation a no-op or an identity (``''`` for
+    # ``s.removeprefix({prefix})``, ``1`` for ``x * {n}``): the synthesizer never writes them.
+    identity: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class Operation:
     imports: tuple[str, ...]  # modules the template needs (``import math`` for ``math.ceil(x)``)
     file: str
     line: int
+    # Names by role for a variable holding the result (``count``, ``length`` for ``len``).
+    names: tuple[str, ...] = ()
 
     def all_types(self) -> list[Type]:
         types = [self.receiver, *(a.type for a in self.args)]
@@ -92,6 +97,8 @@ class Grammar:
     predicates: dict[str, Predicate] = field(default_factory=dict)
     element_types: tuple[Type, ...] = ()
     control_flow: dict[str, float] = field(default_factory=dict)
+    # Type name -> weight for choosing what a program returns (a type not listed weighs 1.0).
+    output_weights: dict[str, float] = field(default_factory=dict)
     grammar_hash: str = ""
     # Indexes the synthesizer derives from the operations (built once, kept with the grammar).
     cache: dict[Any, Any] = field(default_factory=dict, repr=False)
@@ -101,6 +108,10 @@ class Grammar:
             if op.op_id == op_id:
                 return op
         raise KeyError(op_id)
+
+    def output_weight(self, type_name: str) -> float:
+        """The weight of returning a value of this type (``output_weights``; 1.0 when unlisted)."""
+        return self.output_weights.get(type_name, 1.0)
 
     def targets(self) -> list[str]:
         """Distinct operation ids in grammar order (variants of one op share an id)."""

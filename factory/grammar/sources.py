@@ -7,6 +7,7 @@ a source name to its arity (-1: any number of literal arguments).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Protocol, TypeVar
 
@@ -24,6 +25,7 @@ class SourceContext(Protocol):
     def constant(self, t: Type, short: bool = False) -> str: ...
     def variable_of(self, t: Type) -> str | None: ...
     def literal(self, value: object) -> str: ...
+    def text(self, placeholder: str) -> str: ...  # the code written for a placeholder (``recv``)
 
 
 def valid_index(ctx: SourceContext, t: Type, recv: str) -> str:
@@ -45,6 +47,13 @@ def element_of(ctx: SourceContext, t: Type, recv: str) -> str:
     if var is not None and ctx.randint(0, 2) == 0:
         return var
     return ctx.constant(t, short=True)
+
+
+def member(ctx: SourceContext, t: Type, recv: str, *forms: str) -> str:
+    """A value that is in the receiver whenever it is non-empty: one of the grammar's ``forms``,
+    each a template over ``{recv}`` (``'max({recv})'``, ``'{recv}[-1]'``), filled with the
+    receiver's code. Pair it with ``requires: [non_empty(recv)]``."""
+    return ctx.choice(list(forms)).replace("{recv}", ctx.text(recv))
 
 
 def part_of(ctx: SourceContext, t: Type, recv: str) -> str:
@@ -80,6 +89,7 @@ IMPLEMENTATIONS: dict[str, Callable[..., str]] = {
     "valid_index": valid_index,
     "any_index": any_index,
     "element_of": element_of,
+    "member": member,
     "key_of": element_of,
     "part_of": part_of,
     "width": width,
@@ -88,6 +98,11 @@ IMPLEMENTATIONS: dict[str, Callable[..., str]] = {
     "nonzero": nonzero,
     "choice": choice,
 }
+# Sources whose literal arguments are forms: templates over the placeholders they name.
+FORM_SOURCES = frozenset({"member"})
+# A source's arity (its arguments after the context and the type); -1: any number, at least the
+# named ones (``choice``'s options, ``member``'s forms).
 SOURCES: dict[str, int] = {
-    name: -1 if name == "choice" else fn.__code__.co_argcount - 2 for name, fn in IMPLEMENTATIONS.items()
+    name: -1 if fn.__code__.co_flags & inspect.CO_VARARGS else fn.__code__.co_argcount - 2
+    for name, fn in IMPLEMENTATIONS.items()
 }

@@ -19,7 +19,7 @@ from factory.grammar.loader import load_grammar
 from factory.grammar.model import Grammar
 from factory.grammar.types import parse_type
 from factory.inputs.draw import draw_examples
-from factory.inputs.strategies import strategy_for
+from factory.inputs.strategies import weighted_branches
 from factory.io import ShardWriter, iter_rows
 from factory.literals import canonical_repr
 from factory.params import InputsParams
@@ -57,34 +57,81 @@ def draw_pool(grammar: Grammar, key: str, seed: int, pool_size: int) -> list[str
 
 
 def draw_type_pool(grammar: Grammar, type_text: str, seed: int, pool_size: int) -> list[str]:
-    """The literal texts of up to ``pool_size`` values that Hypothesis draws for one type
-    (distinct, in draw order), seeded by (seed, type) alone.
+    """The literal texts of ``pool_size`` values that Hypothesis draws for one type, seeded by
+    (seed, type) alone, in a seeded order.
+
+    A type whose strategy is a ``mixture`` gets each branch's exact share of the pool (weights
+    rounded by largest remainder), each branch drawn by its own seeded run: a branch with fewer
+    distinct values than its share (the empty list) repeats them, so that 5% of the pool is
+    empty lists even though there is one empty list. Values repeat only so; the pool's order is
+    a seeded shuffle.
 
     Drawing is what costs (about 1-3 ms a value for collections in Hypothesis' engine), and the
     default programs have 89 signatures over 18 types: a pool per type, shared by every signature
     that has the type, draws 9 times less than a pool per signature did (bench/README.md).
     """
-    strategy = strategy_for(grammar, parse_type(type_text))
-    type_seed = int(hashlib.sha256(f"{seed}:{type_text}".encode()).hexdigest()[:12], 16)
-    return list(dict.fromkeys(canonical_repr(v) for v in draw_examples(strategy, pool_size, type_seed)))
+    t = parse_type(type_text)
+    branches = weighted_branches(grammar, t)
+    values: list[str] = []
+    for i, ((_, strategy), n) in enumerate(
+        zip(branches, _shares([w for w, _ in branches], pool_size), strict=True)
+    ):
+        if n == 0:
+            continue
+        type_seed = _seed(f"{seed}:{type_text}" if len(branches) == 1 else f"{seed}:{type_text}:{i}")
+        drawn = list(dict.fromkeys(canonical_repr(v) for v in draw_examples(strategy, n, type_seed)))
+        values += [drawn[j % len(drawn)] for j in range(n)] if drawn else []
+    random.Random(f"{seed}:{type_text}").shuffle(values)
+    return values
+
+
+def _seed(text: str) -> int:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:12], 16)
+
+
+def _shares(weights: list[float], total: int) -> list[int]:
+    """``total`` split in proportion to ``weights``: floors, then the largest remainders (earlier
+    branches first on ties)."""
+    exact = [w * total / sum(weights) for w in weights]
+    counts = [int(x) for x in exact]
+    order = sorted(range(len(weights)), key=lambda i: (counts[i] - exact[i], i))
+    for i in order[: total - sum(counts)]:
+        counts[i] += 1
+    return counts
+
+
+# A type with fewer distinct values than this (bool) gives its parameters every combination,
+# equal values included; others never give two parameters of one argument list the same value.
+DISTINCT_MIN_VALUES = 8
 
 
 def combine_pools(key: str, type_pools: dict[str, list[str]], seed: int, pool_size: int) -> list[str]:
-    """A signature's argument lists from its types' pools, seeded by (seed, signature): the j-th
-    takes the j-th value of a permutation of each parameter's pool, and a random one of it past
-    the pool's end (a type with few values, such as bool, still meets every value of the
-    others); two parameters of one type get different permutations. Distinct, at most
-    ``pool_size``."""
+    """A signature's ``pool_size`` argument lists from its types' pools, seeded by (seed,
+    signature): the j-th takes the j-th value of a permutation of each parameter's pool (a
+    random one past the pool's end), two parameters of one type different permutations. Two
+    parameters of one type never get the same value when its pool has others (a value equal to
+    an earlier parameter's moves on to the column's next different one), except for types with
+    fewer than ``DISTINCT_MIN_VALUES`` values. Lists repeat as the type pools' values do (the
+    share of empty values carries over); ``candidates_for`` picks distinct ones."""
     types = json.loads(key)
     if not types:
         return [""]
     rng = random.Random(f"{seed}:{key}")
     columns = [rng.sample(type_pools[t], len(type_pools[t])) for t in types]
+    distinct = {t: len(set(type_pools[t])) >= DISTINCT_MIN_VALUES for t in set(types)}
     rows = []
     for j in range(pool_size):
-        picks = (column[j] if j < len(column) else column[rng.randrange(len(column))] for column in columns)
+        picks: list[str] = []
+        for i, (t, column) in enumerate(zip(types, columns, strict=True)):
+            at = j if j < len(column) else rng.randrange(len(column))
+            taken = {picks[k] for k in range(i) if types[k] == t} if distinct[t] else set()
+            for step in range(len(column)):
+                if column[(at + step) % len(column)] not in taken:
+                    at = (at + step) % len(column)
+                    break
+            picks.append(column[at])
         rows.append(", ".join(picks))
-    return list(dict.fromkeys(rows))
+    return rows
 
 
 _grammars: dict[str, Grammar] = {}  # loaded once per process and grammar folder
@@ -127,8 +174,9 @@ def draw_pools(
 def candidates_for(
     program: dict[str, Any], pools: dict[str, list[str]], grammar: Grammar, seed: int, params: InputsParams
 ) -> list[str]:
-    """The candidate argument lists of one program: a sample, seeded by the program's index, of the
-    pool that Hypothesis drew for its signature (the tuple of its parameter types).
+    """The candidate argument lists of one program: the first ``candidates`` distinct lists of a
+    permutation, seeded by the program's index, of the pool that Hypothesis drew for its
+    signature (the tuple of its parameter types).
 
     Many programs share a signature, so each signature's pool is drawn once per run (up front by
     ``draw_pools``, or here on first use); a program's own sample still depends only on
@@ -139,4 +187,4 @@ def candidates_for(
     if pool is None:
         pool = pools[key] = draw_pool(grammar, key, seed, params.pool_size)
     rng = random.Random(f"{seed}:{program['index']}")
-    return rng.sample(pool, min(params.candidates, len(pool)))
+    return list(dict.fromkeys(rng.sample(pool, len(pool))))[: params.candidates]

@@ -1,19 +1,30 @@
-"""The inputs stage: k argument lists per program, drawn by Hypothesis, chosen for coverage.
+"""The inputs stage: k argument lists per program, drawn by Hypothesis, chosen for coverage and
+checked by running the program.
 
 For each program, ``candidates`` argument tuples are sampled (seeded by ``seed`` and the program's
 index) from its signature's pool: Hypothesis draws ``pool_size`` values once per run for each
 parameter type, combined per signature (``factory/inputs/pools.py``). Each candidate runs once
-in the sandbox pool under a line-only trace; the ``per_program`` kept are those that run and add
-the most lines not yet covered by the ones already kept (ties: a new output value first, then
-the later, less minimal draw). A program none of whose candidates runs is dropped
-(``no_candidate_ran``); the stats' ``candidate_status`` says how its candidates failed.
+in the sandbox pool under an arc trace (the (line, next line) pairs it executed); the
+``per_program`` kept are those that run and add the most new ``if`` outcomes, then lines, not yet
+covered by the ones already kept (ties: a new output value first, then the later, less minimal
+draw). A program none of whose candidates runs is dropped (``no_candidate_ran``); the stats'
+``candidate_status`` says how its candidates failed.
+
+Then the semantic checks (``factory.quality.checks``, each a drop reason, counted per tier in the
+stats' ``dropped_by_tier``; ``params.checks`` names the ones that run): ``constant_output`` (every
+candidate that ran gave one output), ``one_sided_branch`` (no choice of kept inputs lets every
+``if`` test they reach go both ways: another choice is searched when the greedy one does not),
+``irrelevant_statement`` (a statement whose removal changes no outcome: on the kept inputs first,
+then on the other candidates, one of which is swapped in where it can be; all variants of a
+program run as one ``ablation`` job, ``factory.quality.ablation``).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,70 +34,148 @@ from factory.grammar.loader import load_grammar
 from factory.inputs.pools import candidates_for, draw_pools, write_pools
 from factory.io import count_rows, iter_rows
 from factory.params import ExecuteParams, InputsParams
+from factory.quality import checks
+from factory.quality.ablation import KIND as ABLATION
+from factory.quality.ablation import ablation_of, ablation_payload
+from factory.quality.jobs import KINDS as QUALITY_KINDS
 from factory.sandbox.trusted.pool import WorkerPool
-from factory.sandbox.trusted.worker import BAD_PROGRAM, CRASH, RESOURCE_LIMIT
+from factory.sandbox.trusted.worker import BAD_PROGRAM, CRASH, OK, RESOURCE_LIMIT
 from factory.stage import Outcome, Output, Tally, chunks, run_stage
 from factory.stats import StageStats
+
+NO_CANDIDATE_RAN = "no_candidate_ran"
+_HOPELESS = {RESOURCE_LIMIT, CRASH, BAD_PROGRAM}
 
 
 def case_id(program_id: str, args: str) -> str:
     return hashlib.sha256(f"{program_id}\0{args}".encode()).hexdigest()[:16]
 
 
-def _gain(item: tuple[int, str, dict], covered: set[int], outputs: set[str]) -> tuple[int, bool, int]:
-    """New lines covered, then a new output, then the later (less minimal) draw."""
-    index, _, result = item
-    return (len(set(result.get("lines") or ()) - covered), result["output_repr"] not in outputs, index)
+def choose(
+    candidates: list[str], results: list[dict[str, Any]], k: int, tests: Sequence[int] = ()
+) -> list[tuple[str, int]]:
+    """Greedy coverage: up to ``k`` (args, lines covered) among the candidates that ran, the most
+    new outcomes of the ``if`` tests at lines ``tests`` first, then the most new lines."""
+    args, runs = _distinct_ok(candidates, results)
+    order = checks.rank(runs, frozenset(tests))
+    return [(args[i], len(runs[i].get("lines") or ())) for i in order[:k]]
 
 
-def choose(candidates: list[str], results: list[dict[str, Any]], k: int) -> list[tuple[str, int]]:
-    """Greedy coverage: up to ``k`` (args, lines covered) among candidates that ran."""
-    ok = [(i, c, r) for i, (c, r) in enumerate(zip(candidates, results, strict=True)) if r["status"] == "ok"]
-    chosen: list[tuple[str, int]] = []
-    covered: set[int] = set()
-    outputs: set[str] = set()
-    seen_args: set[str] = set()
-    while ok and len(chosen) < k:
-        best = max(ok, key=lambda item: _gain(item, covered, outputs))
-        ok.remove(best)
-        _, args, result = best
-        if args in seen_args:
-            continue
-        seen_args.add(args)
-        covered |= set(result.get("lines") or ())
-        outputs.add(result["output_repr"])
-        chosen.append((args, len(result.get("lines") or ())))
-    return chosen
+def _distinct_ok(
+    candidates: list[str], results: list[dict[str, Any]]
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """The candidates that ran ``ok`` (the first run of each argument text) and their runs."""
+    seen: set[str] = set()
+    args: list[str] = []
+    runs: list[dict[str, Any]] = []
+    for text, result in zip(candidates, results, strict=True):
+        if result["status"] == OK and text not in seen:
+            seen.add(text)
+            args.append(text)
+            runs.append(result)
+    return args, runs
+
+
+@dataclass
+class _Judged:
+    """One program between the checks: its ok candidates, the choice so far, and what to ablate."""
+
+    args: list[str]
+    runs: list[dict[str, Any]]
+    tests: frozenset[int]
+    chosen: tuple[int, ...] = ()
+    others: tuple[int, ...] = ()
+    variants: tuple[tuple[int, str], ...] = ()
+    drop: str | None = None
+
+
+def _first_checks(
+    program: dict[str, Any],
+    candidates: list[str],
+    runs: list[dict[str, Any]],
+    tests: frozenset[int],
+    k: int,
+    enabled: frozenset[str],
+    analysis: Any,
+) -> _Judged:
+    """Choose the kept inputs and run the checks that need no more runs."""
+    args, ok_runs = _distinct_ok(candidates[: len(runs)], runs)
+    judged = _Judged(args, ok_runs, tests)
+    if not ok_runs:
+        judged.drop = NO_CANDIDATE_RAN
+        return judged
+    if checks.CONSTANT_OUTPUT in enabled and checks.constant_output(ok_runs):
+        judged.drop = checks.CONSTANT_OUTPUT
+        return judged
+    order = checks.rank(ok_runs, tests)
+    chosen = tuple(order[:k])
+    if checks.ONE_SIDED_BRANCH in enabled and checks.one_sided([ok_runs[i] for i in chosen], tests):
+        two_sided = checks.two_sided_choice(ok_runs, tests, order, k)
+        if two_sided is None:
+            judged.drop = checks.ONE_SIDED_BRANCH
+            return judged
+        chosen = two_sided
+    judged.chosen = chosen
+    judged.others = tuple(i for i in order if i not in chosen)
+    if checks.IRRELEVANT_STATEMENT in enabled:
+        judged.variants = tuple(analysis.removal_variants(program["source"]))
+    return judged
+
+
+def _ablate(pool: WorkerPool, batch: list[dict[str, Any]], judged: list[_Judged], one_sided: bool) -> Counter:
+    """The ``irrelevant_statement`` check of every program of the batch with variants (one
+    ``ablation`` job each): keep the choice, swap one in, or drop the program. Returns the jobs'
+    statuses (``incomplete`` or a failure: some statements were not tried, hence kept)."""
+    todo = [(program, j) for program, j in zip(batch, judged, strict=True) if j.drop is None and j.variants]
+    payloads = [
+        ablation_payload(
+            program["source"],
+            program["entry"],
+            [text for _, text in j.variants],
+            [j.args[i] for i in (*j.chosen, *j.others)],
+            full=len(j.chosen),
+            stop=True,
+        )
+        for program, j in todo
+    ]
+    statuses: Counter = Counter()
+    for (_, j), result in zip(todo, pool.map(ABLATION, payloads), strict=True):
+        statuses[result["status"]] += 1
+        tests = j.tests if one_sided else frozenset()
+        choice = checks.relevant_choice(j.runs, tests, j.chosen, j.others, ablation_of(j.variants, result))
+        if choice is None:
+            j.drop = checks.IRRELEVANT_STATEMENT
+        else:
+            j.chosen = choice
+    return statuses
 
 
 def _run_candidates(
-    pool: WorkerPool, batch: list[dict], drawn: list[list[str]]
+    pool: WorkerPool, batch: list[dict], drawn: list[list[str]], tests: list[list[int]]
 ) -> list[list[dict[str, Any]]]:
-    """Line-coverage runs of every candidate, in two passes: the first candidate of each program,
-    then the others only for programs whose first run did not time out or exhaust memory (a
-    program that is too slow on one input is nearly always too slow on all: this saves the
-    stage most of its time)."""
+    """Arc-trace runs of every candidate (arcs from the lines ``tests[i]`` of program i), in two
+    passes: the first candidate of each program, then the others only for programs whose first
+    run did not time out or exhaust memory (a program that is too slow on one input is nearly
+    always too slow on all: this saves the stage most of its time)."""
 
-    def payload(program: dict, args: str) -> dict[str, str]:
-        return {"source": program["source"], "entry": program["entry"], "args": args}
+    def payload(i: int, args: str) -> dict[str, Any]:
+        program = batch[i]
+        return {"source": program["source"], "entry": program["entry"], "args": args, "tests": tests[i]}
 
-    firsts = list(pool.map("lines", [payload(p, c[0]) for p, c in zip(batch, drawn, strict=True) if c]))
+    firsts = list(pool.map("arcs", [payload(i, c[0]) for i, c in enumerate(drawn) if c]))
     runs: list[list[dict[str, Any]]] = []
     it = iter(firsts)
     for candidates in drawn:
         runs.append([next(it)] if candidates else [])
     rest = [
-        (i, payload(batch[i], args))
+        (i, payload(i, args))
         for i, candidates in enumerate(drawn)
         if runs[i] and runs[i][0]["status"] not in _HOPELESS
         for args in candidates[1:]
     ]
-    for (i, _), result in zip(rest, pool.map("lines", [p for _, p in rest]), strict=True):
+    for (i, _), result in zip(rest, pool.map("arcs", [p for _, p in rest]), strict=True):
         runs[i].append(result)
     return runs
-
-
-_HOPELESS = {RESOURCE_LIMIT, CRASH, BAD_PROGRAM}
 
 
 def run_inputs_stage(
@@ -99,10 +188,16 @@ def run_inputs_stage(
     stats_path: str | Path,
     pools_dir: str | Path | None = None,
 ) -> StageStats:
-    """Draw, run and choose the inputs of every program; write ``out_dir`` (cases), the stats and,
-    when ``pools_dir`` is given, the drawn pools (the phase2 stage samples its hidden tests there)."""
+    """Draw, run, choose and check the inputs of every program; write ``out_dir`` (cases), the
+    stats and, when ``pools_dir`` is given, the drawn pools (the phase2 stage samples its hidden
+    tests there)."""
     grammar = load_grammar(grammar_dir)
+    language = languages.language(grammar.language)
+    analysis = language.facet("analysis")
+    enabled = frozenset(params.checks)
     status_counts: Counter = Counter()
+    ablation_status: Counter = Counter()
+    dropped_by_tier: dict[str, Counter] = {}
     pools = draw_pools(programs_dir, grammar_dir, seed, params.pool_size, execute.workers or None)
 
     def outcomes(programs: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
@@ -112,29 +207,44 @@ def run_inputs_stage(
             timeout_s=params.timeout_s,
             memory_mb=execute.memory_mb,
             max_output_repr=execute.max_output_repr,
-            kinds=languages.language(grammar.language).facet("runner").KINDS,  # the `lines` runs
+            # `arcs` and `ablation` (a language's runner may bring its own)
+            kinds={**QUALITY_KINDS, **language.facet("runner").KINDS},
         ) as pool:
             for batch in chunks(programs, 256):
                 drawn = [candidates_for(program, pools, grammar, seed, params) for program in batch]
-                all_runs = _run_candidates(pool, batch, drawn)
-                for program, candidates, runs in zip(batch, drawn, all_runs, strict=True):
+                tests = [analysis.branch_tests(program["source"]) for program in batch]
+                all_runs = _run_candidates(pool, batch, drawn, tests)
+                judged = []
+                for program, candidates, runs, lines in zip(batch, drawn, all_runs, tests, strict=True):
                     status_counts.update(r["status"] for r in runs)
-                    chosen = choose(candidates[: len(runs)], runs, params.per_program)
-                    if not chosen:
-                        # Why its candidates failed is in candidate_status; running one again in the
-                        # execute stage (two seeds, a longer timeout) would only cost time.
-                        yield Outcome(drop="no_candidate_ran", tier=program["tier"])
-                        continue
-                    yield Outcome(
-                        [_case(program, args, n_lines) for args, n_lines in chosen], tier=program["tier"]
+                    j = _first_checks(
+                        program, candidates, runs, frozenset(lines), params.per_program, enabled, analysis
                     )
+                    judged.append(j)
+                if checks.IRRELEVANT_STATEMENT in enabled:
+                    ablation_status.update(_ablate(pool, batch, judged, checks.ONE_SIDED_BRANCH in enabled))
+                for program, j in zip(batch, judged, strict=True):
+                    if j.drop is not None:
+                        # Why a program's candidates failed is in candidate_status; running one
+                        # again in the execute stage (two seeds, a longer timeout) would only cost time.
+                        dropped_by_tier.setdefault(j.drop, Counter())[program["tier"]] += 1
+                        yield Outcome(drop=j.drop, tier=program["tier"])
+                        continue
+                    rows = [_case(program, j.args[i], len(j.runs[i].get("lines") or ())) for i in j.chosen]
+                    yield Outcome(rows, tier=program["tier"])
 
     def extra(tally: Tally) -> dict[str, Any]:
         return {
             "cases": tally.rows,
             "signatures": len(pools),
             "candidate_status": dict(sorted(status_counts.items())),
-            "programs_with_a_running_input_by_tier": tally.by_tier(tally.tiers_out),
+            "checks": sorted(enabled),
+            "ablation_status": dict(sorted(ablation_status.items())),
+            "dropped_by_tier": {reason: tally.by_tier(c) for reason, c in sorted(dropped_by_tier.items())},
+            "programs_kept_by_tier": tally.by_tier(tally.tiers_out),
+            "programs_with_a_running_input_by_tier": tally.by_tier(
+                tally.tiers_in - dropped_by_tier.get(NO_CANDIDATE_RAN, Counter())
+            ),
         }
 
     rows = (row for batch in iter_rows(programs_dir, batch_rows=256) for row in batch)

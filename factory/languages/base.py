@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -109,6 +109,16 @@ class Analysis(Protocol):
         statements are numbered); False when the source does not parse."""
         ...
 
+    def branch_tests(self, source: str) -> Sequence[int]:
+        """The lines of the two-way tests (Python: ``if`` and ``elif``) in the program's functions."""
+        ...
+
+    def removal_variants(self, source: str) -> Sequence[tuple[int, str]]:
+        """(first line, source) per statement that may be removed (simple statements, compound
+        ones whole; never a return or a definition), in source order: the program without it,
+        every other line where it was (the quality checks run these variants)."""
+        ...
+
 
 class Language(ABC):
     """One programming language: the grammar folder's ``language`` key names it."""
@@ -182,7 +192,8 @@ class Language(ABC):
           ``run`` and ``lines`` (call a program). Every ``Executor`` has them.
         - ``tracer``: ``KINDS`` of ``trace``, ``trace_row`` and ``trace_digest`` (trace one call,
           docs/design.md §4): the trace stage's.
-        - ``analysis``: an ``Analysis`` (statement lines, item features): the tasks stage's.
+        - ``analysis``: an ``Analysis`` (statement lines, item features, statement removal): the
+          tasks stage's and the inputs stage's (its quality checks).
         - ``normalize``: ``parse``, ``token_stream``, ``program_key``, ``ast_keys`` for dedup and
           decontamination (not routed yet: the assemble stage imports Python's).
 

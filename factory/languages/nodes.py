@@ -16,9 +16,13 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class Code:
-    """An expression written by the grammar's templates, in the language's own syntax."""
+    """An expression written by the grammar's templates, in the language's own syntax; ``reads``
+    and ``writes`` name the program's variables it reads and changes (the generator knows them:
+    the text is never parsed)."""
 
     text: str
+    reads: frozenset[str] = frozenset()
+    writes: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -96,9 +100,12 @@ class ExprStatement:
 
 @dataclass
 class TemplateStatement:
-    """A whole statement written by a grammar template (an operation with ``statement: true``)."""
+    """A whole statement written by a grammar template (an operation with ``statement: true``),
+    with the variables it reads and writes."""
 
     code: str
+    reads: frozenset[str] = frozenset()
+    writes: frozenset[str] = frozenset()
 
 
 @dataclass

@@ -97,6 +97,72 @@ def _drops(dropped: Mapping[str, int], top: int = 4) -> str:
     return text or "none"
 
 
+#: The card's quality table: (label, figure key, what the value is); docs/quality.md defines each.
+QUALITY_ROWS = (
+    ("statements irrelevant to the output (share of statements)¹", "irrelevant_statements", "share"),
+    ("output identical over {n} random well-typed inputs", "constant_output", "share"),
+    ("a trivial operation: constant-only, self or identity", "trivial_operation", "share"),
+    (
+        "`if` tests with one outcome over the program's inputs (share of reached tests)",
+        "one_outcome_if_tests",
+        "share",
+    ),
+    ("input items solved by a random well-typed argument list", "random_solves_input_item", "share"),
+    ("string arguments with a run of four ASCII letters (share of strings)", "four_letter_strings", "share"),
+    ("**free of irrelevant statements, constant output and trivial operations**¹", "clean", "share"),
+    ("a dead store (a variable assigned, never read)", "dead_store", "share"),
+    ("a loop whose body never reads its loop variable", "unread_loop_variable", "share"),
+    ("median relevant statements (statements minus irrelevant)¹", "median_relevant_statements", "number"),
+    ("distinct identifiers", "identifiers", "count"),
+    ("programs", "programs", "count"),
+)
+
+
+def quality_value(value: Any, what: str) -> str:
+    """A quality figure as the card shows it (a share as a percentage, `–` when not measured)."""
+    if value is None:
+        return "–"
+    if what == "share":
+        return f"{value:.0%}" if value == 0 or value >= 0.01 else f"{value:.1%}"
+    if what == "number":
+        return f"{value:g}"
+    return f"{value:,}"
+
+
+def _quality_section(quality: Mapping[str, Any]) -> str:
+    """The card's "Quality" section: the figures per tier and over all programs."""
+    figures = quality["figures"]
+    groups = list(figures)
+    head = ["share of programs unless said", *(f"tier {g}" if g != "all" else "all" for g in groups)]
+    body = [
+        [label.format(n=quality["random_inputs"]), *(quality_value(figures[g][key], what) for g in groups)]
+        for label, key, what in QUALITY_ROWS
+    ]
+    per_tier = quality["ablation_per_tier"]
+    sample = (
+        "every program"
+        if per_tier is None
+        else f"a fixed sample of {per_tier} programs per tier (by a hash of `program_id`)"
+    )
+    types = figures["all"]["output_types"]
+    out = [
+        "\n## Quality\n\n",
+        "What the programs are worth reasoning about, measured on the released programs run on their own "
+        "inputs (the arguments of their cases) and on random well-typed inputs drawn from the inputs "
+        "stage's pools. A statement is *irrelevant* when removing it leaves every output on the "
+        "program's own inputs unchanged (removed iteratively, each reduction re-run); a trivial "
+        "operation is judged on the syntax tree, never by name. `–`: nothing to measure.\n\n",
+        _table(head, body),
+        f"\n¹ measured on {sample}.\n",
+    ]
+    if types:
+        shown = ", ".join(
+            f"`{t}` {share:.0%}" for t, share in sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))
+        )
+        out.append(f"\nOutput types (share of the released cases): {shown}.\n")
+    return "".join(out)
+
+
 def render_card(
     summary: dict[str, Any],
     configs: list[ConfigSpec],
@@ -145,6 +211,8 @@ def render_card(
     )
     out.append(_table(["tier", *families, "all"], body))
     out.append("\n![Items by tier and family](assets/counts_by_tier_family.png)\n")
+    if summary.get("quality"):
+        out.append(_quality_section(summary["quality"]))
 
     out.append("\n## Yield per stage\n\n")
     out.append(

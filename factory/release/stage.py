@@ -25,9 +25,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from factory.errors import UserError
+from factory.inputs.pools import read_pools
 from factory.io import ShardWriter, parse_json_object, replace_dir, shard_paths, temp_sibling
 from factory.params import AssembleParams
 from factory.progress import progress
+from factory.quality.measure import RELEASE_COLUMNS, release_quality
 from factory.release import counts
 from factory.release.benchmarks import BenchmarkIndex
 from factory.release.card import render_card
@@ -98,9 +100,11 @@ def _write_input(
     writers: _ConfigWriters,
     tally: ItemTally | None,
     advance: Callable[[int], None],
+    kept: list[dict[str, Any]] | None = None,
 ) -> None:
     """Stream the rows of one input into the writers of its ``configs``, each batch filtered by the
-    plan's rows of that input (``fates``, in the same order); count the released rows in ``tally``."""
+    plan's rows of that input (``fates``, in the same order); count the released rows in ``tally``
+    and keep their ``RELEASE_COLUMNS`` in ``kept`` (for the quality figures)."""
     offset = 0
     for batch in _batches(in_dir):
         part = fates.slice(offset, batch.num_rows)
@@ -109,10 +113,13 @@ def _write_input(
             mask = part.get_column(config_column(config.name)) & (part.get_column("split") == split)
             if mask.any():
                 writers.write(config, split, batch.filter(mask.to_arrow()))
-        if tally is not None:
+        if tally is not None or kept is not None:
             released = part.get_column("drop").is_null().to_arrow()
+        if tally is not None:
             for row in batch.select(TALLY_COLUMNS).filter(released).to_pylist():
                 tally.add(row)
+        if kept is not None:
+            kept += batch.select(list(RELEASE_COLUMNS)).filter(released).to_pylist()
         advance(batch.num_rows)
 
 
@@ -129,13 +136,17 @@ def run_assemble_stage(
     lock_path: str | Path = "dvc.lock",
     root: str | Path = ".",
     extra_inputs: Mapping[str, str | Path] | None = None,
+    pools_dir: str | Path | None = None,
 ) -> StageStats:
-    """Assemble the release folder ``out_dir`` from the tasks table ``tasks_dir``."""
+    """Assemble the release folder ``out_dir`` from the tasks table ``tasks_dir``. ``pools_dir``:
+    the inputs stage's argument pools, for the quality figures that run programs on random
+    inputs (without it those figures are not measured)."""
     stats = StageStats("assemble")
     if "tasks" in (extra_inputs or {}):
         raise UserError("--extra-input tasks: the name 'tasks' is the main input (--tasks)")
     inputs = {"tasks": Path(tasks_dir), **{k: Path(v) for k, v in (extra_inputs or {}).items()}}
     schemas = {name: _schema(d) for name, d in inputs.items()}
+    pools = read_pools(pools_dir) if pools_dir is not None else None  # a missing folder: fail first
     difficulty = difficulty_provenance(Path(difficulty_stats) if difficulty_stats else None)
     index = BenchmarkIndex.build(
         params.benchmarks, params.ngram, params.ngram_threshold, params.near_dup_literals, Path(root)
@@ -151,14 +162,22 @@ def run_assemble_stage(
     tmp = temp_sibling(out_dir, directory=True)
     writers = _ConfigWriters(tmp, schemas, params.rows_per_shard)
     tally = ItemTally()
+    measured = set(RELEASE_COLUMNS) <= set(schemas["tasks"].names)
+    kept: list[dict[str, Any]] = []
     try:
         with progress("assemble: write configs", plan.height) as advance:
             for name, in_dir in inputs.items():
                 tallied = name == "tasks" and {"questions", "n_questions"} <= set(schemas[name].names)
                 fates = plan.filter(pl.col("input") == name)
                 own = [c for c in configs if c.source == name]
-                _write_input(in_dir, fates, own, writers, tally if tallied else None, advance)
+                keep = kept if name == "tasks" and measured else None
+                _write_input(in_dir, fates, own, writers, tally if tallied else None, advance, keep)
         writers.close()
+        if kept:
+            with progress("assemble: quality figures", 1) as advance:
+                stats.extra["quality"] = release_quality(kept, pools)
+                advance(1)
+        del kept
         rows_per_config = counts.config_rows(plan, configs)
         tier_family = counts.tier_family(plan, configs)
         _finish_stats(stats, plan, programs, index, configs, rows_per_config, tier_family)
@@ -261,4 +280,5 @@ def _summary(
         "tier_family": {f"{t}\t{f}": n for (t, f), n in tier_family.items()},
         "trace_lengths": counts.trace_lengths(plan),
         "answers": tally.to_dict()["answers"] if tally.items else {},
+        "quality": stats.extra.get("quality"),
     }

@@ -26,12 +26,16 @@ class ControlFlow:
         self.statements = statements
 
     def condition(self) -> Expr:
-        """A test over a variable in scope: a boolean operation with that variable as receiver."""
+        """A test over a variable in scope: a boolean operation with that variable as receiver,
+        mostly one whose value no statement has read yet (a loop's element, a fresh result)."""
         s = self.s
         options = [(op, v) for v in s.scope for op in tests_on(s.g, v.type)]
         on_target = [o for o in options if o[0].op_id == s.target]
         if on_target and s.rng.random() < 0.5:
             options = on_target
+        pending = [o for o in options if o[1].pending]
+        if pending and s.rng.random() < 0.8:
+            options = pending
         for _ in range(8):
             if not options:
                 break
@@ -41,34 +45,50 @@ class ControlFlow:
                 e = self.x.apply(op, binding, budget=1, receiver=var)
             except GenerationFailed:
                 continue
-            if not s.lang.constant_condition(e.code):
+            if not s.lang.constant_condition(e.code) and e.code not in s.computed:
+                s.computed[e.code] = e.reads
+                s.settle(e.reads, frozenset())
                 return e
         raise GenerationFailed("no condition over the variables in scope")
 
-    def compound(self, depth: int, reach: int, counts: dict[str, int]) -> list[n.Stmt]:
-        """A control-flow construct whose body reaches nesting ``reach`` (after the statements
-        that set it up: a while loop's counter)."""
+    def compound(
+        self, depth: int, reach: int, counts: dict[str, int], update: Var | None = None
+    ) -> list[n.Stmt]:
+        """A control-flow construct whose body reaches nesting ``reach`` and ends by updating
+        ``update`` (or an accumulator it picks or sets up before the construct)."""
         s = self.s
         kinds = {k: w for k, w in s.g.control_flow.items() if w > 0}
-        iterables = [v for v in s.scope if iter_element(s.g, v.type) is not None]
+        iterables = [v for v in s.scope if iter_element(s.g, v.type) is not None and v is not update]
         if not iterables:
             kinds.pop("for", None)
         kind = s.rng.choices(list(kinds), weights=list(kinds.values()))[0]
-        inner = lambda: self.statements.branch(depth + 1, reach, s.rng.randint(1, 3), counts)  # noqa: E731
         before: list[n.Stmt] = []
+        source = None
+        elem = None
+        if kind == "for":
+            pending = [v for v in iterables if v.pending]
+            source = s.rng.choice(pending if pending and s.rng.random() < 0.8 else iterables)
+            elem = iter_element(s.g, source.type)
+        if update is None:
+            before, update = self.statements.accumulator(elem, source)
+        if update is source:
+            raise GenerationFailed("a loop may not change what it iterates")
+        target = update
+        inner = lambda loop_var=None: self.statements.branch(  # noqa: E731
+            depth + 1, reach, s.rng.randint(1, 2), counts, target, loop_var
+        )
         saved_scope = list(s.scope)
         node: n.Stmt
         if kind in ("if", "if_else", "if_elif_else"):
-            node = self._if(kind, depth, inner, counts)
+            node = self._if(kind, depth, inner, counts, target)
         elif kind == "for":
-            source = s.rng.choice(iterables)
-            elem = iter_element(s.g, source.type)
-            assert elem is not None  # iterables: the variables whose type iterates
+            assert source is not None and elem is not None  # iterables: the variables whose type iterates
             var = Var(s.fresh_name(elem), elem, 0, frozen=True)
             source_was_frozen, source.frozen = source.frozen, True
+            s.settle(frozenset((source.name,)), frozenset())
             s.scope.append(var)
             s.loop_depth += 1
-            body = inner()
+            body = inner(var)
             s.loop_depth -= 1
             source.frozen = source_was_frozen
             node = n.ForEach(var.name, n.Name(source.name), body)
@@ -76,13 +96,13 @@ class ControlFlow:
             var = Var(s.fresh_name(Type("int")), Type("int"), 0, frozen=True)
             s.scope.append(var)
             s.loop_depth += 1
-            body = inner()
+            body = inner(var)
             s.loop_depth -= 1
             # The loop's header is another operation unless the target shows the same shapes.
             counts["other"] += not (s.lang.tier_syntax.counted_loop_shapes <= s.target_shapes)
             node = n.CountedLoop(var.name, s.rng.randint(2, 5), body)
         else:  # while: a counter that only the last statement of the body increments
-            counter = Var(s.fresh_name(Type("int")), Type("int"), 0, frozen=True)
+            counter = Var(s.fresh_name(Type("int")), Type("int"), 0, frozen=True, pending=False)
             before.append(n.Assign(counter.name, n.Int(0)))
             s.scope.append(counter)
             s.loop_depth += 1
@@ -91,21 +111,24 @@ class ControlFlow:
             counts["other"] += 2
             node = n.While(n.LessThan(n.Name(counter.name), n.Int(s.rng.randint(2, 4))), body)
         s.forget_since(saved_scope)
+        target.pending = True
         return [*before, node]
 
-    def _if(self, kind: str, depth: int, inner: Callable[[], list[n.Stmt]], counts: dict[str, int]) -> n.If:
+    def _if(
+        self, kind: str, depth: int, inner: Callable[[], list[n.Stmt]], counts: dict[str, int], target: Var
+    ) -> n.If:
         """``if``, ``if_else`` or ``if_elif_else``: the first body reaches the construct's nesting,
-        the ``elif`` and ``else`` bodies are one level deep."""
+        the ``elif`` and ``else`` bodies are one level deep; each ends by updating ``target``."""
         test = self.condition()
         counts["target"] += test.target_uses
         counts["other"] += test.other_uses
-        node = n.If(n.Code(test.code), inner())
+        node = n.If(n.Code(test.code, test.reads), inner())
         if kind == "if_elif_else":
             test2 = self.condition()
             counts["other"] += test2.other_uses
             counts["target"] += test2.target_uses
-            elif_body = self.statements.branch(depth + 1, depth + 1, self.s.rng.randint(1, 2), counts)
-            node.elifs.append((n.Code(test2.code), elif_body))
+            elif_body = self.statements.branch(depth + 1, depth + 1, self.s.rng.randint(1, 2), counts, target)
+            node.elifs.append((n.Code(test2.code, test2.reads), elif_body))
         if kind in ("if_else", "if_elif_else"):
-            node.orelse = self.statements.branch(depth + 1, depth + 1, 1, counts)
+            node.orelse = self.statements.branch(depth + 1, depth + 1, 1, counts, target)
         return node

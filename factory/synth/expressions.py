@@ -28,6 +28,9 @@ class Expr:
     other_uses: int = 0
     min_len: int = 0
     guards: list[str] = field(default_factory=list)
+    reads: frozenset[str] = frozenset()  # the program's variables it reads
+    writes: frozenset[str] = frozenset()  # ... and changes (a mutating operation's receiver)
+    op: str = ""  # the outermost operation (a variable: the one that computed it; "": a constant)
 
 
 class Expressions:
@@ -37,6 +40,10 @@ class Expressions:
     def __init__(self, state: BuildState):
         self.s = state
         self._placeholder_len: dict[str, int] = {}
+        # Variables the statement being built should read (values not read yet, a loop's element),
+        # and those an operation's arguments may not read (its receiver's: no ``x != x``).
+        self.prefer: frozenset[str] = frozenset()
+        self.avoid: frozenset[str] = frozenset()
 
     # --- SourceContext for value sources -------------------------------------------------------
     def randint(self, lo: int, hi: int) -> int:
@@ -91,7 +98,10 @@ class Expressions:
             targets = [c for c in candidates if c[0].op_id == s.target]
             if targets:
                 return self.apply(*s.rng.choice(targets), budget - 1)
-        variables = [v for v in s.scope if v.type == want]
+        variables = [v for v in s.scope if v.type == want and v.name not in self.avoid]
+        preferred = [v for v in variables if v.name in self.prefer]
+        if preferred and roll < 0.85:
+            return self.var_expr(s.rng.choice(preferred))
         if variables and roll < 0.7:
             return self.var_expr(s.rng.choice(variables))
         spec = s.g.types.get(want.name)
@@ -112,7 +122,13 @@ class Expressions:
         raise GenerationFailed(f"no expression of type {want}")
 
     def var_expr(self, var: Var) -> Expr:
-        return Expr(var.name, var.type, min_len=self.s.effective_len(var))
+        return Expr(
+            var.name,
+            var.type,
+            min_len=self.s.effective_len(var),
+            reads=frozenset((var.name,)),
+            op=var.made_by,
+        )
 
     def anchored(self, candidates: list[tuple[Operation, dict]]) -> list[tuple[Operation, dict, Var]]:
         """Some of the candidate operations whose receiver can be a variable in scope."""
@@ -120,12 +136,13 @@ class Expressions:
         found = []
         for op, binding in picked:
             for var in self.s.scope:
-                if (op.mutates or op.statement) and var.frozen:
+                if ((op.mutates or op.statement) and var.frozen) or var.name in self.avoid:
                     continue
                 bound = unify(op.receiver, var.type, binding)
                 if bound is not None:
                     found.append((op, bound, var))
-        return found
+        preferred = [f for f in found if f[2].name in self.prefer]
+        return preferred if preferred and self.s.rng.random() < 0.85 else found
 
     def apply(
         self, op: Operation, binding: dict[str, Type], budget: int, *, receiver: Var | None = None
@@ -149,21 +166,27 @@ class Expressions:
         if receiver is None and not (is_target and s.rng.random() < 0.2):
             # Operations mostly act on the program's variables, not on constants.
             options = [v for v in s.scope if v.type == recv_type]
+            options = [v for v in options if v.name in self.prefer] or options
             receiver = s.rng.choice(options) if options and s.rng.random() < 0.85 else None
         if receiver is not None:
-            recv = Expr(receiver.name, recv_type, min_len=s.effective_len(receiver))
+            recv = Expr(
+                receiver.name,
+                recv_type,
+                min_len=s.effective_len(receiver),
+                reads=frozenset((receiver.name,)),
+                op=receiver.made_by,
+            )
         else:
             recv = self.expr(recv_type, budget, nest_target=is_target and s.rng.random() < 0.6)
         parts = {"recv": recv}
         self._placeholder_len = {"recv": recv.min_len}
-        for arg in op.args:
-            arg_type = arg.type.substitute(binding)
-            if arg.source is not None:
-                impl = IMPLEMENTATIONS[arg.source.name]
-                code = impl(self, arg_type, *arg.source.args)
-                parts[arg.name] = Expr(code, arg_type, min_len=literal_len(s.lang, code))
-            else:
-                parts[arg.name] = self.expr(arg_type, budget, nest_target=is_target and s.rng.random() < 0.3)
+        names = {v.name for v in s.scope}
+        avoid, self.avoid = self.avoid, self.avoid | recv.reads
+        try:
+            self._fill_args(op, binding, budget, is_target, parts, names)
+        finally:
+            self.avoid = avoid
+        trivial(op, parts)
         code = s.lang.fill(op.template, {name: e.code for name, e in parts.items()})
         s.imports.update(op.imports)
         guards = [g for e in parts.values() for g in e.guards]
@@ -178,6 +201,9 @@ class Expressions:
         counts_as_use = not s.lang.is_signed_number(code)
         if receiver is not None and op.length_recv != "same" and (op.mutates or op.statement):
             self.apply_length_effect(receiver, op.length_recv)
+        writes = frozenset().union(*(e.writes for e in parts.values()))
+        if receiver is not None and (op.mutates or op.statement):
+            writes |= {receiver.name}
         return Expr(
             code,
             op.returns.substitute(binding) if op.returns else recv_type,
@@ -185,7 +211,33 @@ class Expressions:
             other_uses=sum(e.other_uses for e in parts.values()) + (s.is_other(op) and counts_as_use),
             min_len=result_len,
             guards=guards,
+            reads=frozenset().union(*(e.reads for e in parts.values())),
+            writes=writes,
+            op=op.op_id,
         )
+
+    def _fill_args(
+        self,
+        op: Operation,
+        binding: dict[str, Type],
+        budget: int,
+        is_target: bool,
+        parts: dict[str, Expr],
+        names: set[str],
+    ) -> None:
+        """The expressions of ``op``'s arguments, into ``parts``."""
+        s = self.s
+        for arg in op.args:
+            arg_type = arg.type.substitute(binding)
+            if arg.source is not None:
+                impl = IMPLEMENTATIONS[arg.source.name]
+                code = impl(self, arg_type, *arg.source.args)
+                reads = frozenset((code,)) if code in names else frozenset()
+                parts[arg.name] = Expr(code, arg_type, min_len=literal_len(s.lang, code), reads=reads)
+            else:
+                parts[arg.name] = self.expr(arg_type, budget, nest_target=is_target and s.rng.random() < 0.3)
+            if parts[arg.name].code in arg.identity:
+                raise GenerationFailed(f"{op.op_id}: an identity argument")
 
     def apply_length_effect(self, var: Var, effect: str) -> None:
         """What an operation did to its receiver's known minimum length."""
@@ -195,3 +247,18 @@ class Expressions:
             var.min_len = 0 if self.s.loop_depth else max(0, var.min_len - 1)
         elif effect == "grow" and not self.s.loop_depth:
             var.min_len += 1
+
+
+def trivial(op: Operation, parts: dict[str, Expr]) -> None:
+    """Refuse an operation a reader would call busywork, judged on its operands alone (never on
+    which operation it is): every operand a constant (``len([7, -1])``), two operands reading
+    the very same variables (``x != x``, ``xs == xs.copy()``, ``min(n, n)``), or an argument-free
+    operation applied to its own result (``xs[:][:]``, ``s.upper().upper()``)."""
+    operands = list(parts.values())
+    if not any(e.reads for e in operands):
+        raise GenerationFailed(f"{op.op_id}: only constants")
+    read_sets = [e.reads for e in operands if e.reads]
+    if len(read_sets) != len(set(read_sets)):
+        raise GenerationFailed(f"{op.op_id}: the same variable twice")
+    if not op.args and parts["recv"].op == op.op_id:
+        raise GenerationFailed(f"{op.op_id}: applied to its own result")

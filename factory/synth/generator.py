@@ -16,10 +16,11 @@ import random
 from dataclasses import dataclass
 
 from factory.grammar.model import Grammar
-from factory.grammar.types import Type
+from factory.grammar.types import Type, unify
 from factory.languages import nodes as n
 from factory.synth.expressions import Expressions
 from factory.synth.index import drawable
+from factory.synth.liveness import dead_statements, reads_of
 from factory.synth.state import BuildState, GenerationFailed, Var
 from factory.synth.statements import Statements
 from factory.synth.tiers import ENTRY, HELPER
@@ -50,8 +51,14 @@ class ProgramBuilder:
         binding = s.random_binding(op)
         wanted = [op.receiver.substitute(binding)]
         wanted += [a.type.substitute(binding) for a in op.args if a.source is None]
+        free_args = [a for a in op.args if a.source is None]
+        if not s.tier.depth and (
+            not free_args or op.returns is None or unify(op.receiver, op.returns.substitute(binding)) is None
+        ):
+            # The target cannot act on its own result (or doing so is no work): two inputs instead.
+            wanted.append(wanted[0])
         extra_pool = [t for t in s.g.element_types] + [Type("list", (s.rng.choice(s.g.element_types),))]
-        while len(wanted) < count:
+        if s.tier.other_ops and len(wanted) < count:
             wanted.append(s.rng.choice(extra_pool))
         params = []
         for t in wanted[: max(count, 1)]:
@@ -76,29 +83,68 @@ class ProgramBuilder:
         s = self.s
         s.scope = list(params)
         s.results = []
+        s.computed = {}
         body: list[n.Stmt] = []
         if prelude is not None:
             stmt, var = prelude
             body.append(stmt)
+            assert isinstance(stmt, n.Assign)  # the entry's call of its helper
+            s.settle(reads_of(stmt.value), frozenset())
             s.scope.append(var)
             s.note_result(var.name)
         body += self.statements.block(0, depth, count, counts)
+        pending = [v for v in s.scope if v.pending]
         for _ in range(3):
-            if s.results:
+            if len(pending) <= 1:
                 break
-            stmt, e = self.statements.simple_statement(want_target=counts["target"] < 2)
+            # Combine what is still unread into one value (``words + [name]``, ``text.count(sep)``).
+            try:
+                stmt, e = self.statements.simple_statement(
+                    want_target=counts["target"] < 2,
+                    must=frozenset(v.name for v in pending),
+                    need=2,
+                    final=True,
+                )
+            except GenerationFailed:
+                break
             counts["target"] += e.target_uses
             counts["other"] += e.other_uses
             body.append(stmt)
-        if not s.results:
+            pending = [v for v in s.scope if v.pending]
+        if (
+            len(pending) == 1
+            and s.tier.other_ops
+            and self._weight(pending[0].type) < 1
+            and s.rng.random() < 0.85
+        ):
+            # Turn a value of a type the outputs have too much of (bool) into another.
+            try:
+                stmt, e = self.statements.simple_statement(
+                    want_target=False, must=frozenset((pending[0].name,)), final=True
+                )
+                counts["target"] += e.target_uses
+                counts["other"] += e.other_uses
+                body.append(stmt)
+                pending = [v for v in s.scope if v.pending]
+            except GenerationFailed:
+                pass
+        if not pending:
             raise GenerationFailed("nothing to return")
-        ret = s.results[-1]
-        ret_type = next((v.type for v in reversed(s.scope) if v.name == ret), None)
-        value: n.Expr = n.Name(ret)
-        if allow_pair and len(s.results) > 1 and s.rng.random() < 0.3:
-            value, ret_type = n.Pair(n.Name(s.results[-2]), n.Name(ret)), None
+        value: n.Expr
+        if len(pending) == 1:
+            value, ret_type = n.Name(pending[0].name), pending[0].type
+        elif len(pending) == 2 and allow_pair:
+            value, ret_type = n.Pair(n.Name(pending[0].name), n.Name(pending[1].name)), None
+        else:
+            raise GenerationFailed("values left unread")
         body.append(n.Return(value))
-        return n.Function(name, [p.name for p in params], body), ret_type
+        function = n.Function(name, [p.name for p in params], body)
+        if dead_statements(function):
+            raise GenerationFailed("a statement does not reach the result")
+        return function, ret_type
+
+    def _weight(self, t: Type) -> float:
+        return float(self.s.g.output_weights.get(t.name, 1.0))
 
     def build(self) -> Program:
         s = self.s

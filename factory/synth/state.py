@@ -21,6 +21,8 @@ class Var:
     type: Type
     min_len: int = 0
     frozen: bool = False  # iterated by an enclosing loop or a while counter: never mutated
+    pending: bool = True  # holds a value no statement has read yet (it must be read later)
+    made_by: str = ""  # the operation that computed its value (``not`` twice is no work)
 
 
 class BuildState:
@@ -42,18 +44,66 @@ class BuildState:
         self.imports: set[str] = set()
         self.used_names: set[str] = {ENTRY, HELPER}
         self.results: list[str] = []
+        self.computed: dict[str, frozenset[str]] = {}  # expressions computed, with what they read
         self.loop_depth = 0
 
-    def fresh_name(self, t: Type) -> str:
-        """A variable name for a value of type ``t`` that the program does not use yet."""
+    def fresh_name(self, t: Type, op: Operation | None = None) -> str:
+        """A name the program does not use yet for a value of type ``t``: by the role of the
+        operation that computes it (its ``names``) when it has free ones, else by its type."""
         spec = self.g.types.get(t.name)
-        pool = list(spec.names) if spec else ["v"]
-        free = [n for n in pool if n not in self.used_names]
-        name = self.rng.choice(free) if free else f"{pool[0]}{len(self.used_names)}"
-        while name in self.used_names:
-            name += "_"
+        pools = [list(op.names)] if op is not None else []
+        pools.append(list(spec.names) if spec else ["value"])
+        for pool in pools:
+            free = [n for n in pool if n not in self.used_names]
+            if free:
+                name = self.rng.choice(free)
+                break
+        else:
+            base = self.rng.choice(pools[0] or pools[-1])
+            taken = [f"{base}_{suffix}" for suffix in ("new", "next", "last", "out")]
+            name = next((t for t in taken if t not in self.used_names), base)
+            while name in self.used_names:
+                name += "_"
         self.used_names.add(name)
         return name
+
+    def snapshot(self) -> tuple:
+        """What a failed statement must not leave behind (``restore``)."""
+        flags = [(v, v.pending, v.min_len) for v in self.scope]
+        return (
+            list(self.scope),
+            flags,
+            set(self.used_names),
+            list(self.results),
+            set(self.imports),
+            dict(self.computed),
+        )
+
+    def restore(self, snap: tuple) -> None:
+        scope, flags, used, results, imports, computed = snap
+        self.scope, self.used_names, self.results, self.imports = (
+            list(scope),
+            set(used),
+            list(results),
+            set(imports),
+        )
+        self.computed = dict(computed)
+        for v, pending, min_len in flags:
+            v.pending, v.min_len = pending, min_len
+
+    def pending_names(self) -> frozenset[str]:
+        """Variables in scope whose value no statement has read yet."""
+        return frozenset(v.name for v in self.scope if v.pending)
+
+    def settle(self, reads: frozenset[str], writes: frozenset[str]) -> None:
+        """A statement read ``reads`` and then wrote ``writes``."""
+        for v in self.scope:
+            if v.name in reads:
+                v.pending = False
+            if v.name in writes:
+                v.pending = True
+        if writes:  # what was computed from a changed variable is new again
+            self.computed = {code: r for code, r in self.computed.items() if not r & writes}
 
     def random_binding(self, op: Operation, binding: dict[str, Type] | None = None) -> dict[str, Type]:
         """``binding`` extended with an element type for each of ``op``'s unbound type variables."""

@@ -1,4 +1,14 @@
-"""Statements and blocks: assignments and mutating calls, guarded where their operations need it.
+"""Statements and blocks, built so that every value computed is read later (def-use by construction).
+
+The rules, which ``factory.synth.liveness`` checks on the finished tree:
+
+- a variable whose value no statement has read yet is *pending* (parameters start pending); each
+  statement reads at least one pending value when there is one, and never overwrites a pending
+  variable without reading it;
+- the body of a branch or loop ends by updating one variable from outside it (``update``): an
+  accumulator (``total = total + len(word)``, ``seen.append(word)``), so what the body computes
+  outlives it; a loop's body reads its element or index;
+- a function returns what is still pending (``factory.synth.generator``).
 
 A block is a list of language-neutral statement nodes (``factory.languages.nodes``); one of its
 statements may open a control-flow construct (``factory.synth.control``) that reaches the tier's
@@ -8,15 +18,15 @@ check will count them.
 
 from __future__ import annotations
 
-import re
-
-from factory.grammar.model import Operation
+from factory.grammar.model import Grammar, Operation
 from factory.grammar.types import Type, unify
 from factory.languages import nodes as n
 from factory.synth.control import ControlFlow
 from factory.synth.expressions import Expr, Expressions
 from factory.synth.index import ops_on
 from factory.synth.state import BuildState, GenerationFailed, Var
+
+GUARD_SHARE = 0.3  # guarded statements (``if len(xs) > 0: ...``) where the tier has room
 
 
 class Statements:
@@ -27,52 +37,159 @@ class Statements:
         self.x = exprs
         self.control = ControlFlow(state, exprs, self)
 
-    def simple_statement(self, want_target: bool) -> tuple[n.Stmt, Expr]:
-        """One line: an assignment or a mutating call, preferring the target when asked."""
-        for _ in range(4):
+    def simple_statement(
+        self,
+        want_target: bool,
+        *,
+        must: frozenset[str] = frozenset(),
+        need: int = 1,
+        update: Var | None = None,
+        final: bool = False,
+        relax: bool = False,
+    ) -> tuple[n.Stmt, Expr]:
+        """One line: an assignment or a mutating call, preferring the target when asked. It reads
+        at least ``need`` of the variables in ``must`` (as many as there are, if fewer; ``relax``:
+        any, when none does), writes ``update`` when given, and, when ``final``, leans toward the
+        grammar's output types."""
+        last: GenerationFailed | None = None
+        snap = self.s.snapshot()
+        for attempt in range(8):
+            if relax and attempt == 5:
+                must = frozenset()  # the unread values are returned together instead
             try:
-                return self._simple_statement(want_target)
-            except GenerationFailed:
+                stmt, e = self._simple_statement(want_target, must, update, final)
+            except GenerationFailed as exc:
+                last = exc
+                self.s.restore(snap)
                 continue
-        return self._simple_statement(want_target)
+            if len(e.reads & must) < min(need, len(must)):
+                last = GenerationFailed("reads too few of the values it should")
+                self.s.restore(snap)
+                continue
+            return stmt, e
+        raise last or GenerationFailed("no statement")
 
-    def _simple_statement(self, want_target: bool) -> tuple[n.Stmt, Expr]:
+    def _simple_statement(
+        self, want_target: bool, must: frozenset[str], update: Var | None, final: bool
+    ) -> tuple[n.Stmt, Expr]:
         s = self.s
         use_target = want_target or not s.tier.other_ops
-        receiver = None
-        binding: dict[str, Type] = {}
-        anchored = [] if use_target else self.other_ops_on_scope()
-        if anchored and s.rng.random() < 0.9:
-            # Other operations mostly act on the program's own variables, not on constants.
-            op, receiver = s.rng.choice(anchored)
-            binding = unify(op.receiver, receiver.type) or {}
+        self.x.prefer = must
+        receiver: Var | None
+        try:
+            if update is not None:
+                op, receiver, binding = self._updating_op(update, use_target, must)
+            else:
+                op, receiver, binding = self._op(use_target, must, final)
+            e = self.x.apply(op, binding, budget=2, receiver=receiver)
+        finally:
+            self.x.prefer = frozenset()
+        if e.code in s.computed:
+            raise GenerationFailed("the same value computed twice")
+        s.computed[e.code] = e.reads
+        stmt: n.Stmt
+        if op.statement or (
+            receiver is not None and op.mutates and (op.returns is None or update is not None)
+        ):
+            assert receiver is not None  # a statement or a mutation always has one
+            code = n.Code(e.code, e.reads, e.writes)
+            if op.statement:
+                stmt = n.TemplateStatement(e.code, e.reads, e.writes)
+            else:
+                stmt = n.ExprStatement(code)
+            written = receiver.name
+        elif update is not None:
+            stmt, written = n.Assign(update.name, n.Code(e.code, e.reads, e.writes)), update.name
+            update.min_len = e.min_len
         else:
-            pool = s.target_variants if use_target else s.g.operations
-            op = s.rng.choice([o for o in pool if use_target or o.op_id != s.target])
-        if receiver is None and (op.mutates or op.statement):
-            unified = [(v, unify(op.receiver, v.type)) for v in s.scope if not v.frozen]
-            matches = [(v, b) for v, b in unified if b is not None]
+            var = self._result_var(e, op)
+            stmt, written = n.Assign(var.name, n.Code(e.code, e.reads, e.writes)), var.name
+        s.settle(e.reads, e.writes | {written})
+        for v in s.scope:
+            if v.name == written:
+                v.made_by = "" if op.mutates or op.statement else op.op_id
+        s.note_result(written)
+        return stmt, e
+
+    def _op(self, use_target: bool, must: frozenset[str], final: bool) -> tuple[Operation, Var | None, dict]:
+        """An operation for a new value, mostly acting on a variable that should be read."""
+        s = self.s
+        anchored = []
+        if use_target:
+            anchored = [(op, v) for op in s.target_variants for v in s.scope if self._can_act(op, v)]
+            if (
+                must
+                and s.tier.other_ops
+                and not any(v.name in must for _, v in anchored)
+                and s.rng.random() < 0.5
+            ):
+                use_target, anchored = False, []  # the target cannot read what must be read: later
+        if not use_target:
+            anchored = self.other_ops_on_scope()
+        preferred = [(op, v) for op, v in anchored if v.name in must]
+        if preferred and s.rng.random() < 0.9:
+            anchored = preferred
+        if anchored and (s.rng.random() < 0.9 or not use_target):
+            if final:
+                weights = [self._weight(op) for op, _ in anchored]
+                op, receiver = s.rng.choices(anchored, weights=weights)[0]
+            else:
+                op, receiver = s.rng.choice(anchored)
+            return op, receiver, unify(op.receiver, receiver.type) or {}
+        pool = s.target_variants if use_target else [o for o in s.g.operations if o.op_id != s.target]
+        op = s.rng.choice(pool)
+        if op.mutates or op.statement:
+            matches = [(v, unify(op.receiver, v.type)) for v in s.scope if self._can_act(op, v)]
             if not matches:
                 raise GenerationFailed(f"no variable for {op.op_id} to act on")
             receiver, binding = s.rng.choice(matches)
-        if op.statement or (op.mutates and (op.returns is None or s.rng.random() < 0.5)):
-            assert receiver is not None  # a statement or a mutation always got one just above
-            e = self.x.apply(op, binding, budget=2, receiver=receiver)
-            s.note_result(receiver.name)
-            stmt: n.Stmt = n.TemplateStatement(e.code) if op.statement else n.ExprStatement(n.Code(e.code))
-            return stmt, e
-        e = self.x.apply(op, binding, budget=2, receiver=receiver)
-        reuse = [
-            v for v in s.scope if v.type == e.type and not v.frozen and re.search(rf"\b{v.name}\b", e.code)
-        ]
-        if reuse and s.rng.random() < 0.5:
+            return op, receiver, binding or {}
+        return op, None, {}
+
+    def _weight(self, op: Operation) -> float:
+        weights = self.s.g.output_weights
+        returns = op.returns.name if op.returns is not None and not op.mutates else ""
+        return float(weights.get(returns, 1.0)) if returns else 0.3
+
+    def _can_act(self, op: Operation, v: Var) -> bool:
+        if (op.mutates or op.statement) and v.frozen:
+            return False
+        return unify(op.receiver, v.type) is not None
+
+    def _updating_op(self, var: Var, use_target: bool, must: frozenset[str]) -> tuple[Operation, Var, dict]:
+        """An operation that computes ``var``'s new value from its old one (or changes it),
+        preferring one with an argument that a variable of ``must`` can fill."""
+        s = self.s
+        if var.frozen:
+            raise GenerationFailed(f"{var.name} may not change")
+        target, others = updaters(s.g, var.type, s.target)
+        wanted = [v.type for v in s.scope if v.name in must and v is not var]
+        if use_target and wanted and s.tier.other_ops and not _fitting(target, wanted):
+            use_target = False  # the target is used elsewhere; here the body must read ``must``
+        options = target if use_target else others
+        if not options and s.tier.other_ops:
+            options = others or target
+        if not options:
+            raise GenerationFailed(f"no operation updates a {var.type}")
+        if wanted:
+            free = [(op, b) for op, b in options if any(a.source is None for a in op.args)]
+            fitting = _fitting(options, wanted)
+            options = (fitting if fitting and s.rng.random() < 0.85 else free) or options
+        op, binding = s.rng.choice(options)
+        return op, var, binding
+
+    def _result_var(self, e: Expr, op: Operation) -> Var:
+        """The variable an assignment binds: one it read, of the same type (``text = text.strip()``),
+        or a new one named by the operation's role."""
+        s = self.s
+        reuse = [v for v in s.scope if v.type == e.type and not v.frozen and v.name in e.reads]
+        if reuse and s.rng.random() < 0.35:
             var = s.rng.choice(reuse)
             var.min_len = e.min_len
-        else:
-            var = Var(s.fresh_name(e.type), e.type, e.min_len)
-            s.scope.append(var)
-        s.note_result(var.name)
-        return n.Assign(var.name, n.Code(e.code)), e
+            return var
+        var = Var(s.fresh_name(e.type, op), e.type, e.min_len)
+        s.scope.append(var)
+        return var
 
     def other_ops_on_scope(self) -> list[tuple[Operation, Var]]:
         """(operation, variable) pairs: a non-target operation whose receiver can be the variable
@@ -84,34 +201,166 @@ class Statements:
             if op.op_id != self.s.target and not (v.frozen and (op.mutates or op.statement))
         ]
 
-    def branch(self, depth: int, reach: int, count: int, counts: dict[str, int]) -> list[n.Stmt]:
-        """A block whose new variables do not outlive it (a branch may not run)."""
+    def branch(
+        self,
+        depth: int,
+        reach: int,
+        count: int,
+        counts: dict[str, int],
+        update: Var,
+        loop_var: Var | None = None,
+    ) -> list[n.Stmt]:
+        """A block that ends by updating ``update``; its new variables do not outlive it."""
         scope_before = list(self.s.scope)
-        body = self.block(depth, reach, count, counts)
+        body = self.block(depth, reach, count, counts, update=update, loop_var=loop_var)
         self.s.forget_since(scope_before)
         return body
 
-    def block(self, depth: int, reach: int, count: int, counts: dict[str, int]) -> list[n.Stmt]:
+    def block(
+        self,
+        depth: int,
+        reach: int,
+        count: int,
+        counts: dict[str, int],
+        *,
+        update: Var | None = None,
+        loop_var: Var | None = None,
+    ) -> list[n.Stmt]:
         """``count`` statements at nesting ``depth``; one of them opens a construct that reaches
-        nesting ``reach`` (the tier's depth) when ``reach > depth``."""
+        nesting ``reach`` (the tier's depth) when ``reach > depth``. Inside a construct
+        (``update`` given) the last statement updates ``update``, and ``loop_var`` is read."""
         s = self.s
         chain_at = s.rng.randrange(count) if reach > depth else -1
         body: list[n.Stmt] = []
+        outer = {v.name for v in s.scope}
         for i in range(count):
+            last = i == count - 1
             if i == chain_at:
-                body.extend(self.control.compound(depth, reach, counts))
+                body.extend(self.control.compound(depth, reach, counts, update=update if last else None))
                 continue
             want_target = counts["target"] < 2 or s.rng.random() < 0.35
-            if s.tier.other_ops and not counts["other"] and i == count - 1 and counts["target"] >= 2:
+            if s.tier.other_ops and not counts["other"] and last and counts["target"] >= 2:
                 want_target = False
+            local = frozenset(v.name for v in s.scope if v.pending and v.name not in outer)
+            loops = frozenset(v.name for v in s.scope if v.frozen and v.pending)  # unread loop variables
+            must, need = s.pending_names(), 1
+            if update is not None and last:
+                # The body's last word: it reads what the body computed and the loops' variables,
+                # or at least something besides the variable it updates.
+                others = frozenset(v.name for v in s.scope if v is not update)
+                must = (local | loops) or (must - {update.name}) or others
+                need = max(1, min(2, len(local | loops)))
+            elif loops:
+                must = loops | local
             scope_before = list(s.scope)
-            stmt, e = self.simple_statement(want_target)
+            stmt, e = self.simple_statement(
+                want_target, must=must, need=need,
+                update=update if last else None, final=last and depth == 0 and update is None,
+                relax=update is None and loop_var is None,
+            )  # fmt: skip
             counts["target"] += e.target_uses
             counts["other"] += e.other_uses
-            if e.guards and depth < s.tier.depth and s.rng.random() < 0.8:
-                guards = n.And(tuple(n.Code(g) for g in dict.fromkeys(e.guards)))
+            writes_outer = isinstance(stmt, (n.ExprStatement, n.TemplateStatement)) or (
+                isinstance(stmt, n.Assign) and stmt.target in {v.name for v in scope_before}
+            )
+            if e.guards and depth < s.tier.depth and writes_outer and s.rng.random() < GUARD_SHARE:
+                guards = n.And(tuple(n.Code(g, e.reads) for g in dict.fromkeys(e.guards)))
                 stmt = n.If(guards, [stmt])
                 counts["other"] += 1
                 s.forget_since(scope_before)
             body.append(stmt)
         return body
+
+    def accumulator(self, elem: Type | None, source: Var | None = None) -> tuple[list[n.Stmt], Var]:
+        """A variable for a construct's body to update (never ``source``, what a loop iterates):
+        an existing one that some operation can update (a value not read yet first), or a new one
+        set to a constant before it."""
+        s = self.s
+        wanted = [elem] if elem is not None else [v.type for v in s.scope if v.pending]
+        existing = [
+            v
+            for v in s.scope
+            if not v.frozen and v is not source and self._updatable(v.type)
+            and _fitting(updaters(s.g, v.type, s.target)[1], wanted)
+        ]  # fmt: skip
+        pending = [v for v in existing if v.pending]
+        if pending and s.rng.random() < 0.6:
+            return [], s.rng.choice(pending)
+        if existing and s.rng.random() < 0.4:
+            return [], s.rng.choice(existing)
+        types = [t for t in {elem, *s.g.element_types, *(v.type for v in s.scope)} if t is not None]
+        types = sorted(
+            (
+                t
+                for t in types
+                if self._updatable(t)
+                and self._init_text(t)
+                and _fitting(updaters(s.g, t, s.target)[1], wanted)
+            ),
+            key=str,
+        )
+        if not types:
+            if existing:
+                return [], s.rng.choice(existing)
+            raise GenerationFailed("nothing for a construct to update")
+        t = s.rng.choice(types)
+        init = self._init_text(t)
+        assert init is not None
+        var = Var(s.fresh_name(t), t, 0, pending=False)
+        s.scope.append(var)
+        return [n.Assign(var.name, n.Code(init))], var
+
+    def _updatable(self, t: Type) -> bool:
+        target, others = updaters(self.s.g, t, self.s.target)
+        return bool(target or (others and self.s.tier.other_ops))
+
+    def _init_text(self, t: Type) -> str | None:
+        """A starting value of type ``t``: its empty form, or its first constant."""
+        spec = self.s.g.types.get(t.name)
+        if spec is None:
+            return None
+        if spec.literal and spec.literal.get("empty"):
+            return str(spec.literal["empty"])
+        return min(spec.constants, key=len) if spec.constants else None
+
+
+def updaters(
+    grammar: Grammar, t: Type, target: str
+) -> tuple[list[tuple[Operation, dict]], list[tuple[Operation, dict]]]:
+    """The operations that can give a variable of type ``t`` a new value computed from its old
+    one (changing it, or returning a value of its type): the target's, then the others
+    (memoised on the grammar)."""
+    key = ("updaters", t)
+    table = grammar.cache.get(key)
+    if table is None:
+        table = []
+        for op in ops_on(grammar, t):
+            binding = unify(op.receiver, t)
+            if binding is None:
+                continue
+            if (
+                op.mutates
+                or op.statement
+                or (op.returns is not None and unify(op.returns, t, binding) is not None)
+            ):
+                table.append((op, binding))
+        grammar.cache[key] = table
+    return [o for o in table if o[0].op_id == target], [o for o in table if o[0].op_id != target]
+
+
+def _fitting(options: list[tuple[Operation, dict]], wanted: list[Type]) -> list[tuple[Operation, dict]]:
+    """The operations with a free argument (no value source) that a value of a ``wanted`` type
+    can fill."""
+    kinds = set(wanted)
+    return [(op, b) for op, b in options if any(_fills(op, b, t) for t in kinds)]
+
+
+_FILLS: dict[tuple[int, tuple, Type], bool] = {}
+
+
+def _fills(op: Operation, binding: dict, t: Type) -> bool:
+    key = (id(op), tuple(sorted(binding.items())), t)
+    found = _FILLS.get(key)
+    if found is None:
+        found = _FILLS[key] = any(a.source is None and unify(a.type, t, binding) is not None for a in op.args)
+    return found

@@ -194,6 +194,8 @@ def _collect(
             # functions and classes keep theirs).
             local_names += stored
         if new:
+            if type(node) is ast.AugAssign and type(node.target) is ast.Name:
+                read = [node.target.id, *read]  # ``n += 1`` reads ``n`` (its target is a Store)
             pending[line] = (
                 kind,
                 func,

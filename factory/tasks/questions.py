@@ -5,7 +5,11 @@ dict per question, in the families ``output``, ``next_line``, ``state`` and ``co
 question also carries ``informative`` (tags that say why it is worth asking: a branch point, a
 loop header, a 2nd+ iteration, a call into a helper, a line that never runs, ...) and ``trivial``
 (the answer is what a reader gets without reasoning: the next physical line, a constant
-assignment, a line that runs in every call), so that the sampler can prefer the hard ones.
+assignment, a line that runs in every call, ``-1`` after the entry's last statement, ``-1`` or
+``Nil`` for a 2nd execution of a line that nothing can run again), so that the sampler can prefer
+the hard ones. A state question also carries ``live``: its variable is read later in the execution
+(a ``return`` reads what it returns); for a ``Nil`` question, read by another statement of its
+function. Every question is still listed, whatever its tags: the golds are exact either way.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from factory.trace.source import CACHE_SIZE
 
 #: How many lines that never run get a -1 / Nil question (the first ones in source order).
 MAX_NEVER_RUN = 5
+_LOOP_KINDS = frozenset({"for", "while"})  # statement kinds whose line runs once per iteration
 
 
 def line_text(source: str, line: int) -> str:
@@ -65,11 +70,14 @@ def questions_from_trace(
     funcs = [s["func"] for s in steps]
     occurrence: list[int] = []
     counts: dict[int, int] = {}  # a plain dict: faster than a Counter here
-    for line in lines:
+    last_index: dict[int, int] = {}  # line -> the index of its last step
+    for i, line in enumerate(lines):
         k = counts[line] = counts.get(line, 0) + 1
         occurrence.append(k)
+        last_index[line] = i
     ran = set(counts)
     never = [line for line in facts.lines if line not in ran][:MAX_NEVER_RUN]
+    repeatable = _repeatable(lines, funcs, facts)
     physical_next = facts.physical_next
     function_starts = facts.function_starts
     calling = facts.calling
@@ -103,6 +111,9 @@ def questions_from_trace(
         if i + 1 == n:
             nxt = -1
             tags.append("last_step")
+            # After the entry's return, or its body's last statement, nothing can follow; in a
+            # recursive call it takes knowing that the callers' lines already ran.
+            trivial = line in facts.ends_function and line not in repeatable
         else:
             nxt = lines[i + 1]
             other_func = funcs[i + 1] != funcs[i]
@@ -112,6 +123,7 @@ def questions_from_trace(
                 tags.append("return")
             if nxt in except_lines:
                 tags.append("exception")
+            trivial = nxt == physical_next.get(line)
         append(
             {
                 "family": "next_line",
@@ -119,19 +131,22 @@ def questions_from_trace(
                 "occurrence": k,
                 "answer": nxt,
                 "informative": tags,
-                "trivial": nxt == physical_next.get(line),
+                "trivial": trivial,
             }
         )
     ran_lines = sorted(ran)
     for line in ran_lines:
         tags = [*line_tags[line][1], "never_runs"]
-        questions.append(_question("next_line", line, counts[line] + 1, -1, tags, trivial=False))
+        # A line that nothing can run again: its next execution obviously never comes.
+        trivial = line not in repeatable
+        questions.append(_question("next_line", line, counts[line] + 1, -1, tags, trivial=trivial))
     for line in never:
         tags = [*line_tags[line][0], "never_runs"]
         questions.append(_question("next_line", line, 1, -1, tags, trivial=False))
 
     # state
     changed_at: dict[int, list[str]] = defaultdict(list)
+    readers = facts.readers
     for state in trace["states"]:
         index = state["step"] - 1
         line, k = lines[index], occurrence[index]
@@ -150,19 +165,24 @@ def questions_from_trace(
         # `v = <literal>` gives the same answer at every occurrence: no reasoning needed.
         trivial = stmt is not None and stmt.constant and var in stmt.assigns
         answer = f"{state['repr']}; {state['type']}"
-        questions.append(_state_question(line, k, var, answer, tags, trivial=trivial))
+        # Read later: a statement of the same function that reads the variable runs after this step.
+        live = any(last_index.get(r, -1) > index for r in readers.get((funcs[index], var), ()))
+        questions.append(_state_question(line, k, var, answer, tags, trivial=trivial, live=live))
     for line in ran_lines + never:
-        k = counts[line] + 1 if line in ran else 1
-        changed_vars = changed_at.get(line)
-        # Up to two variables: the first ones changed at the line, else what the line binds/reads.
-        if changed_vars:
-            nil_vars = changed_vars[:2]
-        else:
-            stmt = info.get(line)
-            nil_vars = _quiet_vars(stmt) if stmt is not None else []
+        ran_line = line in ran
+        k = counts[line] + 1 if ran_line else 1
+        stmt = info.get(line)
+        func = stmt.func if stmt is not None else ""
+        # Up to two variables, live ones first: those changed at the line, else what it binds/reads.
+        candidates = changed_at.get(line) or (_quiet_vars(stmt) if stmt is not None else [])
+        live_vars = {v for v in candidates if readers.get((func, v), _NONE) - {line}}
+        nil_vars = sorted(candidates, key=lambda v: v not in live_vars)[:2]  # stable: order kept
+        trivial = ran_line and line not in repeatable
         for var in nil_vars:
             tags = [*line_tags[line][k >= 2], "never_runs"]
-            questions.append(_state_question(line, k, var, "Nil", tags, trivial=False))
+            questions.append(
+                _state_question(line, k, var, "Nil", tags, trivial=trivial, live=var in live_vars)
+            )
 
     # coverage
     entry = funcs[0] if funcs else None
@@ -195,20 +215,43 @@ class _ProgramFacts:
     except_lines: frozenset[int]
     calling: frozenset[int]  # lines that call one of the program's own functions
     tags: dict[int, tuple[tuple[str, ...], tuple[str, ...]]]  # of a 1st and of a later execution
+    loop_headers: frozenset[int]
+    ends_function: frozenset[int]  # a return, or an unconditional last statement of the body
+    first_lines: dict[str, int]  # function -> its first statement line
+    function_lines: dict[str, tuple[int, ...]]  # function -> its statement lines
+    readers: dict[tuple[str, str], frozenset[int]]  # (function, variable) -> lines that read it
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _program_facts(source: str, language: str) -> _ProgramFacts:
     info = languages.language(language).facet("analysis").statement_info(source)
     helpers = {stmt.func for stmt in info.values()}  # the program's own functions
+    physical = _physical_next(info)
+    by_func: dict[str, list[int]] = defaultdict(list)
+    readers: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for line in sorted(info):
+        stmt = info[line]
+        by_func[stmt.func].append(line)
+        for name in stmt.names:
+            readers[stmt.func, name].append(line)
     return _ProgramFacts(
         info=info,
         lines=sorted(info),
-        physical_next=_physical_next(info),
+        physical_next=physical,
         function_starts=frozenset(stmt.line for stmt in info.values() if stmt.first_in_function),
         except_lines=frozenset(line for line, stmt in info.items() if stmt.kind == "except"),
         calling=frozenset(line for line, stmt in info.items() if any(name in helpers for name in stmt.calls)),
         tags={line: (tuple(_line_tags(stmt, 1)), tuple(_line_tags(stmt, 2))) for line, stmt in info.items()},
+        loop_headers=frozenset(line for line, stmt in info.items() if stmt.kind in _LOOP_KINDS),
+        ends_function=frozenset(
+            line
+            for line, stmt in info.items()
+            if stmt.kind == "return"
+            or (stmt.kind == "simple" and not stmt.conditional and line not in physical)
+        ),
+        first_lines={stmt.func: line for line, stmt in info.items() if stmt.first_in_function},
+        function_lines={func: tuple(lines) for func, lines in by_func.items()},
+        readers={key: frozenset(lines) for key, lines in readers.items()},
     )
 
 
@@ -227,7 +270,7 @@ def _question(
 
 
 def _state_question(
-    line: int, k: int, var: str, answer: str, tags: list[str], *, trivial: bool
+    line: int, k: int, var: str, answer: str, tags: list[str], *, trivial: bool, live: bool
 ) -> dict[str, Any]:
     """A state question; ``var`` comes before ``answer``, as in docs/design.md §11."""
     return {
@@ -238,7 +281,53 @@ def _state_question(
         "answer": answer,
         "informative": tags,
         "trivial": trivial,
+        "live": live,
     }
+
+
+def _repeatable(lines: list[int], funcs: list[str], facts: _ProgramFacts) -> set[int]:
+    """The lines of the trace that the program could run once more: a question about their next
+    execution needs the loop count or the number of calls, where other lines run at most once.
+
+    Loop headers; the lines that ran between two runs of a loop header of their function (its
+    body, as this trace shows it); and every line of a function entered more than once, entered
+    from such a line, or entered unseen (``map(g, xs)``: no line calls ``g`` by name). An entry is
+    a step at the function's first statement right after a line that calls it (the first step:
+    the entry function). A body left in its first iteration (``break``, ``return``) is not seen
+    as a loop body: its lines count as non-repeatable, so fewer questions are asked, none wrong.
+    """
+    info, first_lines, headers = facts.info, facts.first_lines, facts.loop_headers
+    repeat = set(headers)
+    seen: dict[str, list[int]] = defaultdict(list)  # function -> the lines of its steps, in order
+    header_at: dict[int, int] = {}  # loop header -> its last position in its function's steps
+    entries: dict[str, int] = {}
+    sites: dict[str, set[int]] = defaultdict(set)  # function -> the lines that entered it
+    previous: int | None = None
+    for line, func in zip(lines, funcs, strict=True):
+        steps = seen[func]
+        if line in headers:
+            at = header_at.get(line)
+            if at is not None:
+                repeat.update(steps[at + 1 :])
+            header_at[line] = len(steps)
+        steps.append(line)
+        if line == first_lines.get(func):
+            caller = info.get(previous) if previous is not None else None
+            if previous is None or (caller is not None and func in caller.calls):
+                entries[func] = entries.get(func, 0) + 1
+                if previous is not None:
+                    sites[func].add(previous)
+        previous = line
+    expanded: set[str] = set()
+    grown = True
+    while grown:  # a function entered from a repeatable line repeats: follow the calls
+        grown = False
+        for func in sorted(seen.keys() - expanded):
+            if entries.get(func, 0) != 1 or not sites[func].isdisjoint(repeat):
+                repeat.update(facts.function_lines.get(func, ()))
+                expanded.add(func)
+                grown = True
+    return repeat
 
 
 def _line_tags(stmt: StatementLine | None, k: int) -> list[str]:
@@ -252,6 +341,8 @@ def _line_tags(stmt: StatementLine | None, k: int) -> list[str]:
         tags.append("second_iteration")
     return tags
 
+
+_NONE: frozenset[int] = frozenset()
 
 # The tags of a line event outside any statement line (rare), 1st and later executions.
 _NO_STATEMENT_TAGS = (tuple(_line_tags(None, 1)), tuple(_line_tags(None, 2)))

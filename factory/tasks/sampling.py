@@ -10,11 +10,16 @@
 - ``-1`` next_line and ``Nil`` state answers are capped at a share of the asked count (at least
   one when the share is positive and one exists), so an item neither lacks nor floods with them;
   when too few other questions exist, the item asks fewer questions rather than exceed the cap.
-- Trivial questions (a simple statement whose next line is the next physical line, a constant
-  assignment's first state) are asked only when the program is straight-line, i.e. no next line
-  in the trace is anything but the next physical one. ``questions.py`` also marks a branch point
-  or loop header ``trivial`` when the path taken is the next physical line; here those count as
-  informative (the condition still has to be evaluated).
+- Questions that need execution: no trivial question (``questions.py`` says which: the next
+  physical line after a simple statement, a constant assignment's state, ``-1`` after the entry's
+  last statement, ``-1``/``Nil`` for a 2nd execution of a line nothing can run again), and no
+  state question on a variable that is never read again (``live`` false). One exception: a
+  straight-line program (no branch, loop or call: every next line is the next physical one) gets
+  at most ``STRAIGHT_LINE_TRIVIAL`` next-physical-line question per item, drawn only when nothing
+  else fills the slots. ``questions.py`` also marks a branch point or loop header ``trivial``
+  when the path taken is the next physical line; here those count as informative (the condition
+  still has to be evaluated, and leaving them out would tell that a branch's answer is the other
+  side).
 - Only questions whose gold is a literal: state values are checked with ``ast.literal_eval``.
 
 Everything is deterministic given the ``random.Random`` passed in (the stage seeds it with
@@ -27,7 +32,7 @@ import functools
 import heapq
 import math
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from factory.literals import literal_eval
@@ -52,6 +57,11 @@ DECISION_TAGS = frozenset({"branch", "loop_header"})
 _WHITE_BOX = frozenset({"next_line", "state"})  # the families sample_questions draws from
 DEFAULT_MINUS_ONE_SHARE = 0.2
 DEFAULT_NIL_SHARE = 0.2
+#: Next-physical-line questions per item of a straight-line program. Every next line of such a
+#: program is the physical one, so each of them is answered by the same rule: one keeps next_line
+#: questions (and the line-numbering format) in the simple tiers, and keeps a model from learning
+#: that the answer is never the next line, without letting that rule make up the item.
+STRAIGHT_LINE_TRIVIAL = 1
 
 
 def weight(question: Question) -> float:
@@ -68,17 +78,27 @@ _WEIGHTS: dict[tuple[str, ...], float] = {}  # by tags: a handful of distinct ta
 
 
 def is_trivial(question: Question) -> bool:
-    """Whether a question needs no reasoning (``trivial``, unless a branch or loop decides it)."""
+    """Whether a question needs no reasoning (``trivial``, unless a branch or loop decides which
+    line comes next)."""
     if not question.get("trivial"):
         return False
-    if question["family"] == "next_line":
+    if question["family"] == "next_line" and question["answer"] != -1:
         return DECISION_TAGS.isdisjoint(question.get("informative") or ())
     return True
 
 
 def is_straight_line(questions: Iterable[Question]) -> bool:
-    """True when every next line the trace took is the next physical line (no jump, no call)."""
-    return all(is_trivial(q) for q in questions if q["family"] == "next_line" and q["answer"] != -1)
+    """True when the program has no control flow the trace shows: every next line it took is the
+    next physical one (no branch, loop, call or return into a caller) and no line was skipped."""
+    for q in questions:
+        if q["family"] != "next_line":
+            continue
+        if q["answer"] != -1:
+            if not is_trivial(q):
+                return False
+        elif q.get("occurrence") == 1 and "never_runs" in (q.get("informative") or ()):
+            return False  # a line that never runs: something branched around it
+    return True
 
 
 def special_quota(share: float, n: int, available: int, rng: random.Random | None = None) -> int:
@@ -127,12 +147,14 @@ def _draw(
     rng: random.Random,
     accept: Callable[[Question], bool] | None = None,
     taken: set[Any] | None = None,
+    scale: Mapping[int, float] | None = None,
 ) -> list[Question]:
     """Up to ``k`` questions drawn by weight without replacement, distinct lines preferred.
 
     Every candidate consumes one ``rng.random()`` in candidate order (so the draw depends only on
     the candidates and the rng state); ``accept`` is checked lazily on the questions reached.
-    ``taken`` holds the lines already asked about (updated in place).
+    ``taken`` holds the lines already asked about (updated in place). ``scale``: factors of some
+    candidates' weights, by ``id`` of the question.
     """
     if k <= 0 or not candidates:
         return []
@@ -140,7 +162,8 @@ def _draw(
     random_, log = rng.random, math.log
     for index, q in enumerate(candidates):
         u = 1.0 - random_()  # in (0, 1]
-        keyed.append((log(u) / weight(q), -index))
+        w = weight(q) if scale is None else weight(q) * scale.get(id(q), 1.0)
+        keyed.append((log(u) / w, -index))
     # The best few usually suffice; the full order only when they do not give k distinct lines
     # (both give the same result: the first pass walks the same order).
     head = heapq.nlargest(min(len(keyed), 4 * k + 8), keyed)
@@ -203,12 +226,18 @@ def _sample_family(
     share: float,
     special: Any,
     accept: Callable[[Question], bool] | None,
+    fill: Sequence[Question] = (),
+    fill_cap: int = 0,
+    scale: Mapping[int, float] | None = None,
 ) -> list[Question]:
+    """Specials under their quota, then regular questions (weights times ``scale``); ``fill``
+    (at most ``fill_cap``) only for the slots left."""
     specials = [q for q in pool if q["answer"] == special]
     regular = [q for q in pool if q["answer"] != special]
     taken: set[Any] = set()
     picked = _draw(specials, special_quota(share, n, len(specials), rng), rng, accept, taken)
-    picked += _draw(regular, n - len(picked), rng, accept, taken)
+    picked += _draw(regular, n - len(picked), rng, accept, taken, scale)
+    picked += _draw(fill, min(fill_cap, n - len(picked)), rng, accept, taken)
     return sorted(picked, key=lambda q: (q["line"], q["occurrence"], q.get("var") or ""))
 
 
@@ -227,7 +256,9 @@ def sample_questions(
 
     At most ``next_line`` and ``state`` questions; ``-1`` answers make at most
     ``max(1, floor(minus_one_share·next_line))`` of the next_line ones (``nil_share`` likewise for
-    ``Nil``); trivial questions only for straight-line programs. ``accept`` is an extra filter
+    ``Nil``); no trivial question and no state question with ``live`` false, except up to
+    ``STRAIGHT_LINE_TRIVIAL`` next-physical-line questions of a straight-line program (a question
+    without ``trivial`` or ``live`` counts as not trivial and live). ``accept`` is an extra filter
     (the item builder uses it to refuse golds that would break the answer block).
     ``from_trace=True`` says the questions are as ``questions_from_trace`` gives them: no two
     ask the same thing, and every state gold is ``Nil`` or a value the tracer found literal, so
@@ -245,20 +276,48 @@ def sample_questions(
     if not from_trace:
         asked = _dedupe(asked)
     pools: dict[str, list[Question]] = {"next_line": [], "state": []}
+    physical: list[Question] = []  # a straight-line program's next-physical-line questions
     for q in asked:
-        if q.get("trivial") and not straight and is_trivial(q):
-            continue
         family = q["family"]
-        if family == "state" and "var" not in q:
+        if q.get("trivial") and is_trivial(q):
+            if straight and family == "next_line" and q["answer"] != -1:
+                physical.append(q)
+            continue
+        if family == "state" and ("var" not in q or q.get("live") is False):
             continue
         pools[family].append(q)
 
     def accept_state(q: Question) -> bool:
         return (from_trace or literal_state(q)) and (accept is None or accept(q))
 
-    next_line_qs = _sample_family(pools["next_line"], rng, next_line, minus_one_share, -1, accept)
+    pool = pools["next_line"]
+    scale = _balance_outcomes(pool)
+    next_line_qs = _sample_family(
+        pool, rng, next_line, minus_one_share, -1, accept, physical, STRAIGHT_LINE_TRIVIAL, scale
+    )
     state_qs = _sample_family(pools["state"], rng, state, nil_share, "Nil", accept_state)
     return next_line_qs, state_qs
+
+
+def _balance_outcomes(pool: Sequence[Question]) -> dict[int, float]:
+    """Weight factors (by ``id``) that give, at each branch point or loop header, both outcomes
+    the same total weight: falling through to the next physical line (``trivial``) and jumping
+    elsewhere. A loop header's questions are mostly "into the body" (every iteration but the last),
+    an ``if`` often goes one way: left alone, "the next physical line" would be a prior right most
+    of the time at a branch. A line keeps its total weight; a line with one outcome is unchanged.
+    """
+    groups: dict[int, list[list[Question]]] = {}  # line -> [fall-through questions, the others]
+    for q in pool:
+        if q["answer"] != -1 and not DECISION_TAGS.isdisjoint(q.get("informative") or ()):
+            groups.setdefault(q["line"], [[], []])[0 if q.get("trivial") else 1].append(q)
+    scale: dict[int, float] = {}
+    for through, other in groups.values():
+        if through and other:
+            n = len(through) + len(other)
+            for group in (through, other):
+                for q in group:
+                    scale[id(q)] = n / (2 * len(group))
+    return scale
 
 
 def sample_coverage(

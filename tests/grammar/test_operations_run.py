@@ -32,7 +32,7 @@ from factory.grammar.model import Operation
 from factory.grammar.sources import IMPLEMENTATIONS
 from factory.grammar.types import Type, parse_type
 from factory.inputs.draw import draw_examples
-from factory.inputs.strategies import strategy_for
+from factory.inputs.strategies import MIXTURE, TYPE_PARAM_KEYS, branch_spec, strategy_for
 from factory.languages import language
 
 GRAMMAR = load_grammar("grammars/python")
@@ -45,10 +45,11 @@ DRAWS = 30  # draws per operation variant and type binding
 # (a substring or element that must be present, a digit string) get a lower floor: in the
 # synthesizer their guards are emitted and their branches taken less often.
 MIN_YIELD = 0.8
-# Elements and keys of type str are 5..15 characters long (the str strategy), so a constant such
-# as 'a' is never one of them: only a variable bound to an element finds one (see FakeContext).
+# Elements and keys of type str are mostly short words, so a constant such as 'a' is seldom one
+# of them: mostly a variable bound to an element finds one (see FakeContext). A short constant is
+# in a drawn str about one time in five ('e': 58%, ',': 11%, '\n': never).
 LOW_YIELD = {
-    "str.index": 0.25, "str.rindex": 0.25,
+    "str.index": 0.15, "str.rindex": 0.15,
     "list.index": 0.1, "list.remove": 0.1,
     "tuple.index": 0.1,
     "set.remove": 0.2,
@@ -59,8 +60,19 @@ LOW_YIELD = {
 _KIND_CLASS = {
     "integers": int, "floats": float, "booleans": bool, "text": str, "characters": str,
     "binary": bytes, "lists": list, "sets": set, "frozensets": frozenset, "dictionaries": dict,
-    "tuples": tuple,
+    "tuples": tuple, "words": str, "readable_floats": float,
 }  # fmt: skip
+
+
+def leaves(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The strategy specs a spec draws from: a mixture's branches (recursively), else itself."""
+    if spec["kind"] == MIXTURE:
+        return [leaf for branch in spec["of"] for leaf in leaves(branch_spec(branch))]
+    return [spec]
+
+
+def leaf_class(spec: dict[str, Any]) -> type | None:
+    return type(spec["value"]) if spec["kind"] == "just" else _KIND_CLASS.get(spec["kind"])
 
 
 @cache
@@ -77,7 +89,9 @@ def python_class(t: Type) -> type | None:
     spec = GRAMMAR.types[t.name]
     if spec.convert:
         return getattr(builtins, spec.convert)
-    return _KIND_CLASS.get(spec.strategy["kind"])
+    classes = {leaf_class(leaf) for leaf in leaves(spec.strategy)}
+    assert len(classes) == 1, f"{t}: its strategy's branches draw {classes}"
+    return classes.pop()
 
 
 def type_problem(value: Any, t: Type) -> str | None:
@@ -87,7 +101,10 @@ def type_problem(value: Any, t: Type) -> str | None:
         return f"{value!r} is a {type(value).__name__}, expected {t} ({cls.__name__})"
     spec = GRAMMAR.types[t.name]
     binding = dict(zip(spec.params, t.args, strict=True))
-    strategy = spec.strategy
+    # The branches of one type's mixture name the same parameters (the loader checks each).
+    strategy = next(
+        (leaf for leaf in leaves(spec.strategy) if set(TYPE_PARAM_KEYS) & set(leaf)), leaves(spec.strategy)[0]
+    )
     parts: list[tuple[Any, Type]] = []
     if strategy["kind"] == "tuples":
         if len(value) != len(t.args):
@@ -147,6 +164,9 @@ class FakeContext:
 
     def literal(self, value: object) -> str:
         return LANGUAGE.literal(value)
+
+    def text(self, placeholder: str) -> str:
+        return placeholder  # the names in ``ns`` are the placeholders themselves
 
     def variable_of(self, t: Type) -> str | None:
         recv = self.ns["recv"]
@@ -282,11 +302,32 @@ def test_iterating_gives_the_iterates_type(type_name: str) -> None:
 
 
 def test_pools_are_varied() -> None:
-    """The strategies give varied inputs within the published bounds."""
+    """The strategies give varied inputs within the grammar's bounds, empty ones included."""
     for text in ("int", "str", "list[int]", "set[str]", "dict[str, int]", "tuple[int]", "float"):
         values = pool(parse_type(text))
         assert len({repr(v) for v in values}) >= 10, text
-    assert all(5 <= len(s) <= 15 for s in pool(parse_type("str")))
-    assert all(5 <= len(x) <= 10 for x in pool(parse_type("list[str]")))
-    assert all(0 <= n <= 20 for n in pool(parse_type("int")))
-    assert all(-100 <= x <= 100 and len(repr(x)) <= 16 for x in pool(parse_type("float")))
+    assert all(len(s) <= 60 and "\n" not in s and "\t" not in s for s in pool(parse_type("str")))
+    assert all(len(x) <= 8 for x in pool(parse_type("list[str]")))
+    assert all(-1000 <= n <= 10000 for n in pool(parse_type("int")))
+    assert any(n < 0 for n in pool(parse_type("int")))
+    assert all(-100 <= x <= 100 and len(repr(x)) <= 6 for x in pool(parse_type("float")))
+
+
+def test_member_forms_are_in_the_receiver() -> None:
+    """The ``member`` source's forms give an element (a key) of every non-empty receiver, so an
+    operation that takes its value from it needs no ``contains`` guard."""
+    forms = {
+        "list[int]": ["max({recv})", "min({recv})", "{recv}[-1]"],
+        "list[str]": ["max({recv})", "min({recv})", "{recv}[-1]"],
+        "tuple[str]": ["max({recv})", "{recv}[-1]"],
+        "dict[str, int]": ["max({recv})", "min({recv})", "list({recv})[-1]"],
+        "set[int]": ["max({recv})", "min({recv})"],
+    }
+    for text, options in forms.items():
+        rng = random.Random(text)
+        receivers = [v for v in pool(parse_type(text)) if v]
+        assert receivers, text
+        for recv in receivers:
+            ctx = FakeContext(rng, {"recv": recv}, {"recv": len(recv)}, parse_type(text))
+            code = IMPLEMENTATIONS["member"](ctx, parse_type("int"), "recv", *options)
+            assert eval(code, {}, {"recv": recv}) in recv, (code, recv)  # noqa: S307

@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from factory.contracts import CASES_SCHEMA, PROGRAMS_SCHEMA
 from factory.grammar.loader import load_grammar
@@ -16,7 +18,7 @@ from factory.inputs.stage import choose, run_inputs_stage
 from factory.inputs.strategies import strategy_for
 from factory.io import ShardWriter, read_table
 from factory.literals import parse_args, strict_equal
-from factory.params import ExecuteParams, InputsParams
+from factory.params import INPUT_CHECKS, ExecuteParams, InputsParams
 
 GRAMMAR = load_grammar("grammars/python")
 
@@ -30,14 +32,19 @@ def test_draws_are_reproducible_from_the_seed() -> None:
     assert a != draw_examples(strategy, 10, seed=4)
 
 
+def _bounds(spec: dict, low: str, high: str) -> tuple[int, int]:
+    """The widest (low, high) over a spec's mixture branches (a plain spec is one branch)."""
+    branches = spec["of"] if spec["kind"] == "mixture" else [spec]
+    return min(b.get(low, 0) for b in branches), max(b[high] for b in branches)
+
+
 def test_type_specs_bound_the_drawn_values() -> None:
+    # The strings' own spec (words, sentences) is checked in test_strategies.py.
     lists = draw_examples(strategy_for(GRAMMAR, parse_type("list[str]")), 30, seed=1)
-    spec = GRAMMAR.types["list"].strategy
-    assert all(spec["min_size"] <= len(v) <= spec["max_size"] for v in lists)
-    elem = GRAMMAR.types["str"].element_strategy
-    assert all(elem["min_size"] <= len(s) <= elem["max_size"] for v in lists for s in v)
+    lo, hi = _bounds(GRAMMAR.types["list"].strategy, "min_size", "max_size")
+    assert all(lo <= len(v) <= hi for v in lists)
     ints = draw_examples(strategy_for(GRAMMAR, parse_type("int")), 30, seed=1)
-    lo, hi = GRAMMAR.types["int"].strategy["min_value"], GRAMMAR.types["int"].strategy["max_value"]
+    lo, hi = _bounds(GRAMMAR.types["int"].strategy, "min_value", "max_value")
     assert all(lo <= v <= hi for v in ints)
 
 
@@ -65,27 +72,45 @@ def test_choice_prefers_inputs_that_cover_new_lines() -> None:
     assert choose(candidates[3:4], results[3:4], 2) == []
 
 
-def _program_rows() -> list[dict]:
-    source_branchy = "def f(n):\n    if n > 10:\n        return n - 10\n    return n\n"
-    source_failing = "def f(s):\n    return s.index('zzz')\n"
+BRANCHY = "def f(n):\n    if n > 10:\n        return n - 10\n    return n\n"
+FAILING = "def f(s):\n    return s.index('zzz')\n"
+CONSTANT = "def f(n):\n    m = n * 0\n    return m\n"
+ONE_SIDED = "def f(n):\n    if n * 0 > 1:\n        n = 0\n    return n + 1\n"
+IRRELEVANT = "def f(n):\n    m = n + 1\n    k = m * 2\n    return n - 1\n"
+
+
+def _program_rows(sources: tuple[str, ...] = (BRANCHY, FAILING)) -> list[dict]:
     rows = []
-    for i, (source, types) in enumerate(
-        [(source_branchy, '[["n", "int"]]'), (source_failing, '[["s", "str"]]')]
-    ):
+    for i, source in enumerate(sources):
+        types = '[["s", "str"]]' if source == FAILING else '[["n", "int"]]'
         rows.append(
             {
                 "program_id": f"p{i}",
                 "index": i,
                 "source": source,
                 "entry": "f",
-                "tier": 3,
+                "tier": 3 + i % 2,
                 "target": "int.sub",
                 "param_types": types,
-                "n_lines": 4,
+                "n_lines": source.count("\n"),
                 "grammar_hash": GRAMMAR.grammar_hash,
             }
         )
     return rows
+
+
+def test_choice_prefers_new_if_outcomes_over_new_lines() -> None:
+    def run(arcs: list[tuple[int, int]], lines: list[int], out: str) -> dict:
+        return {"status": "ok", "arcs": arcs, "lines": lines, "output_repr": out}
+
+    results = [
+        run([(2, 3)], [1, 2, 3, 7, 8, 11], "1"),
+        run([(2, 3)], [1, 2, 3, 9, 10], "2"),
+        run([(2, 5)], [1, 2, 5], "3"),
+    ]
+    assert [c for c, _ in choose(["a", "b", "c"], results, 2, tests=[2])] == ["a", "c"]
+    assert [c for c, _ in choose(["a", "b", "c"], results, 2)] == ["a", "b"]  # lines alone: b adds 9, 10
+    assert choose(["a", "a"], results[:2], 2) == [("a", 6)]  # the same args are one candidate
 
 
 def test_stage_keeps_covering_inputs_and_counts_programs_that_never_run(tmp_path: Path) -> None:
@@ -123,62 +148,61 @@ def test_stage_keeps_covering_inputs_and_counts_programs_that_never_run(tmp_path
     assert read_table(tmp_path / "c2").to_pylist() == cases
 
 
-def test_args_text_does_not_depend_on_the_hash_seed() -> None:
-    import subprocess
-    import sys
-
-    values = "({'ab', 'cd', 'ef', 'gh', 'x'}, {1: {'q', 'r'}})"
-    code = f"from factory.inputs.pools import args_text; print(args_text({values}))"
-    outs = {
-        subprocess.run(
-            [sys.executable, "-c", code],
-            capture_output=True,
-            text=True,
-            env={"PYTHONHASHSEED": str(seed)},
-            check=True,
-        ).stdout
-        for seed in (1, 2, 3, 4)
-    }
-    assert len(outs) == 1
-
-
-def test_draws_do_not_depend_on_the_modules_imported() -> None:
-    """Hypothesis mixes in constants from imported local modules; our draws must not see them."""
-    import subprocess
-    import sys
-    import textwrap
-
-    code = textwrap.dedent(
-        """
-        import sys, types, pathlib, tempfile
-        if sys.argv[1] == "with":
-            # A local module full of float and str constants, imported before drawing.
-            d = pathlib.Path(tempfile.mkdtemp())
-            floats = ", ".join(repr(i / 7) for i in range(300))
-            strings = ", ".join(repr(f"zz{i}") for i in range(300))
-            (d / "noise_consts.py").write_text(f"A = [{floats}]\\nB = [{strings}]\\n")
-            sys.path.insert(0, str(d)); import noise_consts
-        from hypothesis import strategies as st
-        from factory.inputs.draw import draw_examples
-        s = st.tuples(st.floats(-100, 100, width=16), st.text("abc", max_size=8), st.integers(0, 20))
-        print(repr(draw_examples(s, 200, 7)))
-        """
-    )
-    outs = [
-        subprocess.run([sys.executable, "-c", code, arg], capture_output=True, text=True, check=True).stdout
-        for arg in ("without", "with")
-    ]
-    assert outs[0] == outs[1]
-
-
-def test_pools_are_drawn_the_same_in_parallel_and_saved_for_later_stages(tmp_path: Path) -> None:
-    from factory.inputs.pools import draw_pools, read_pools, write_pools
-
+def _stage(tmp_path: Path, sources: tuple[str, ...], **params: object) -> tuple[dict, list[dict]]:
     with ShardWriter(tmp_path / "programs", PROGRAMS_SCHEMA) as w:
-        w.write_many(_program_rows())
-    one = draw_pools(tmp_path / "programs", "grammars/python", seed=5, pool_size=40, workers=1)
-    two = draw_pools(tmp_path / "programs", "grammars/python", seed=5, pool_size=40, workers=2)
-    assert one == two and one and all(one.values())
-    assert draw_pools(tmp_path / "programs", "grammars/python", seed=6, pool_size=40, workers=1) != one
-    write_pools(one, tmp_path / "pools")
-    assert read_pools(tmp_path / "pools") == one
+        w.write_many(_program_rows(sources))
+    stats = run_inputs_stage(
+        1,
+        InputsParams(per_program=2, candidates=12, **params),  # type: ignore[arg-type]
+        ExecuteParams(workers=2),
+        "grammars/python",
+        tmp_path / "programs",
+        tmp_path / "c",
+        tmp_path / "s.json",
+    ).to_dict()
+    return stats, read_table(tmp_path / "c").to_pylist()
+
+
+def test_the_semantic_checks_drop_programs_and_count_them_per_tier(tmp_path: Path) -> None:
+    stats, cases = _stage(tmp_path, (BRANCHY, CONSTANT, ONE_SIDED, IRRELEVANT))
+    assert stats["dropped"] == {"constant_output": 1, "one_sided_branch": 1, "irrelevant_statement": 1}
+    assert stats["dropped_by_tier"] == {
+        "constant_output": {"4": 1},
+        "irrelevant_statement": {"4": 1},
+        "one_sided_branch": {"3": 1},
+    }
+    assert {c["program_id"] for c in cases} == {"p0"}
+    assert stats["programs_kept_by_tier"] == {"3": 1}
+    assert stats["programs_with_a_running_input_by_tier"] == {"3": 2, "4": 2}
+    assert stats["checks"] == sorted(INPUT_CHECKS)
+    assert stats["ablation_status"] == {"ok": 2}  # BRANCHY and IRRELEVANT: the others have no variant to try
+
+
+def test_checks_not_named_in_the_params_do_not_run(tmp_path: Path) -> None:
+    stats, cases = _stage(tmp_path, (CONSTANT, ONE_SIDED, IRRELEVANT), checks=["constant_output"])
+    assert stats["dropped"] == {"constant_output": 1}
+    assert {c["program_id"] for c in cases} == {"p1", "p2"}
+    assert sum(c["program_id"] == "p2" for c in cases) == 2  # every kept input is written
+    with pytest.raises(ValidationError):
+        InputsParams(checks=["constant_output", "nope"])
+
+
+def test_a_statement_that_matters_on_one_rare_candidate_has_it_swapped_in() -> None:
+    # `k + 1` changes the output only when n == 7; the coverage choice has no reason to keep that input.
+    from factory.inputs.stage import _ablate, _first_checks, _run_candidates
+    from factory.languages import language
+    from factory.quality.jobs import KINDS
+    from factory.sandbox.trusted.pool import WorkerPool
+
+    rare = "def f(n):\n    k = n * 2\n    if n == 7:\n        k = k + 1\n    return k\n"
+    program = _program_rows((rare,))[0]
+    candidates = ["0", "1", "7", "3"]
+    analysis = language("python").facet("analysis")
+    with WorkerPool(workers=1, kinds=KINDS) as pool:
+        runs = _run_candidates(pool, [program], [candidates], [[]])[0]
+        judged = _first_checks(program, candidates, runs, frozenset(), 2, frozenset(INPUT_CHECKS), analysis)
+        assert [judged.args[i] for i in judged.chosen] == ["7", "3"]  # the most lines, then the later draw
+        judged.chosen, judged.others = (0, 1), (2, 3)  # as if coverage had kept "0" and "1"
+        _ablate(pool, [program], [judged], one_sided=True)
+    assert judged.drop is None
+    assert [judged.args[i] for i in judged.chosen] == ["0", "7"]

@@ -154,7 +154,13 @@ def test_params_choose_families_and_counts() -> None:
 def test_straight_line_and_looping_programs() -> None:
     item = build(STRAIGHT, "1, 2")[0]
     questions = json.loads(item["questions"])
-    assert any(q.get("trivial") for q in questions)  # straight-line: trivial questions allowed
+    # Straight-line: one next-physical-line question; the states of c and d (both read later).
+    assert [(q["family"], q.get("trivial")) for q in questions] == [
+        ("output", None),
+        ("next_line", True),
+        ("state", False),
+        ("state", False),
+    ]
     assert score_item(item, gold_completion(item)).reward == 2.0
     for seed in range(10):
         looping = build(LOOPS, "[3, 1, 0, 2]", seed=seed)[0]
@@ -165,9 +171,10 @@ def test_drop_reasons() -> None:
     source = "def f(x):\n    return x\n"
     trace = trace_call(source, "f", "1")
     items, reasons = build_items_with_reasons(case(source, "1"), trace, seed=0)
-    # One statement: no coverage question worth asking; white-box still has next_line -1.
-    assert [it["family"] for it in items] == ["white_box", "output", "input"]
-    assert reasons == ["coverage:no_informative_line"]
+    # One statement: no coverage question worth asking, and no white-box one (its only next line
+    # is the -1 after the final return, and no variable changes).
+    assert [it["family"] for it in items] == ["output", "input"]
+    assert reasons == ["white_box:no_white_box_question", "coverage:no_informative_line"]
     assert build_items_with_reasons(case(source, "1"), {"status": "error:X"}, seed=0) == (
         [],
         ["case:trace_error:X"],

@@ -67,7 +67,7 @@ def test_next_line_tags(questions: list[dict[str, Any]]) -> None:
     assert by_key[4, 1]["informative"] == ["branch"] and by_key[4, 1]["trivial"]
     assert by_key[2, 1]["trivial"] and by_key[2, 1]["informative"] == []
     assert "never_runs" in by_key[7, 1]["informative"]
-    assert "last_step" in by_key[8, 1]["informative"]
+    assert "last_step" in by_key[8, 1]["informative"] and by_key[8, 1]["trivial"]  # the final return
 
 
 def test_state_answers_and_nil(questions: list[dict[str, Any]]) -> None:
@@ -87,8 +87,97 @@ def test_state_answers_and_nil(questions: list[dict[str, Any]]) -> None:
     ]
     assert got == changed + nil
     first = family(questions, "state")[0]
-    assert list(first) == ["family", "line", "occurrence", "var", "answer", "informative", "trivial"]
+    assert list(first) == ["family", "line", "occurrence", "var", "answer", "informative", "trivial", "live"]
     assert first["trivial"]  # n = 0: a constant assignment
+
+
+def test_obvious_minus_one_and_nil_are_trivial(questions: list[dict[str, Any]]) -> None:
+    """-1 / Nil need reasoning only where the line could run again (a loop, a helper called from
+    one) or never ran (a branch not taken); after the entry's final return, -1 is obvious."""
+    trivial = {
+        (q["family"], q["line"], q["occurrence"])
+        for q in questions
+        if q["family"] in ("next_line", "state") and q["answer"] in (-1, "Nil") and q["trivial"]
+    }
+    # 2: `n = 0` before the loop, 8: the return (its 1st execution is the last step).
+    assert trivial == {
+        ("next_line", 2, 2),
+        ("next_line", 8, 1),
+        ("next_line", 8, 2),
+        ("state", 2, 2),
+        ("state", 8, 2),
+    }
+
+
+def test_state_questions_say_whether_the_variable_is_read_later(questions: list[dict[str, Any]]) -> None:
+    live = {(q["line"], q["occurrence"], q["var"]): q["live"] for q in family(questions, "state")}
+    # n is read by `n += g(x)` (an augmented assignment reads its target) and by the return.
+    assert live[2, 1, "n"] and live[3, 1, "x"] and live[5, 1, "n"]
+    # Nil: read by another statement of the function; g's v and unused's a only by their own line.
+    assert live[7, 1, "n"] and live[12, 1, "b"] and live[3, 3, "x"]
+    assert not live[10, 2, "v"] and not live[12, 1, "a"]
+
+
+def test_dead_stores_are_not_live() -> None:
+    source = textwrap.dedent(
+        """\
+        def f(a):
+            b = a + 1
+            c = a * 2
+            c = c + 1
+            return c
+        """
+    )
+    trace = trace_call(source, "f", "3")
+    live = {
+        (q["line"], q["var"]): q["live"]
+        for q in questions_from_trace(source, trace)
+        if q["family"] == "state" and q["answer"] != "Nil"
+    }
+    assert live == {(2, "b"): False, (3, "c"): True, (4, "c"): True}
+
+
+def test_lines_that_can_run_again() -> None:
+    """Loop bodies (as the trace shows them), loop headers, and helpers entered several times or
+    from a loop: their next execution is a real question; other lines run at most once."""
+    source = textwrap.dedent(
+        """\
+        def g(v):
+            return v + 1
+        def h(v):
+            return v - 1
+        def f(xs):
+            t = h(0)
+            for x in xs:
+                t = g(t)
+            for y in []:
+                t = 0
+            return t
+        """
+    )
+    trace = trace_call(source, "f", "[5]")
+    past = {
+        q["line"]: q["trivial"]
+        for q in questions_from_trace(source, trace)
+        if q["family"] == "next_line" and q["answer"] == -1 and q["occurrence"] >= 2
+    }
+    # h runs once from line 6; g from line 8, inside a loop that ran once; line 9 never iterates.
+    assert past == {2: False, 4: True, 6: True, 7: False, 8: False, 9: False, 11: True}
+
+
+def test_the_last_return_of_a_recursive_call_is_not_obvious() -> None:
+    source = "def f(n):\n    if n <= 1:\n        return 1\n    return n * f(n - 1)\n"
+    last = [
+        q
+        for q in questions_from_trace(source, trace_call(source, "f", "3"))
+        if "last_step" in q["informative"]
+    ]
+    assert [(q["line"], q["answer"], q["trivial"]) for q in last] == [(3, -1, False)]
+    plain = "def f(n):\n    m = n + 1\n    return m\n"
+    last = [
+        q for q in questions_from_trace(plain, trace_call(plain, "f", "3")) if "last_step" in q["informative"]
+    ]
+    assert [(q["line"], q["answer"], q["trivial"]) for q in last] == [(3, -1, True)]
 
 
 def test_coverage(questions: list[dict[str, Any]]) -> None:
@@ -175,6 +264,12 @@ def test_statement_lines_skip_module_level_docstrings_and_globals() -> None:
     assert sorted(info) == [6, 8, 12]
     assert info[6].func == "f" and info[6].first_in_function and info[6].assigns == ("y",)
     assert info[12].func == "m" and info[12].kind == "return"
+
+
+def test_an_augmented_assignment_reads_its_target() -> None:
+    info = statement_lines("def f(xs):\n    n = 0\n    n += len(xs)\n    xs[0] += n\n    return n\n")
+    assert set(info[3].names) == {"n", "len", "xs"} and info[3].assigns == ("n",)
+    assert set(info[4].names) == {"xs", "n"}  # a subscript target's container is read anyway
 
 
 def test_line_text() -> None:

@@ -1,0 +1,117 @@
+"""Statement removal for Python (part of the ``analysis`` facet): the variants of a program with
+one statement replaced by ``pass``, for the ablation checks of ``factory.quality.ablation``.
+
+A variant replaces the statement's text (a simple statement, or a compound one with all its
+clauses and blocks) by ``pass`` and leaves every other line where it was: the text after the
+statement on its last line moves up to its first, and the lines it spanned stay as blank lines.
+So line numbers never move, a block never becomes empty, and a variant of a variant is made the
+same way (``pass`` statements are never removed again). Never removed: ``return``, definitions,
+``pass``, docstrings, ``global``/``nonlocal``, module-level statements, and an ``elif`` clause on
+its own (it goes with its ``if``).
+
+Positions come from the standard ``ast`` and the text is spliced directly: 0.08 ms a program on
+the default release's programs, where libcst took 9 ms (parse, ``deep_replace``, code generation;
+0.6 ms for the parse alone), more than the inputs stage's whole budget for its checks.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import NamedTuple
+
+_KEPT = (ast.Return, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Pass, ast.Global, ast.Nonlocal)
+_BLOCKS = ("body", "orelse", "finalbody")
+
+
+class Removal(NamedTuple):
+    """One statement removed: its first line (1-based) and the program without it."""
+
+    line: int
+    source: str
+
+
+def branch_tests(source: str) -> list[int]:
+    """The lines of the ``if`` and ``elif`` tests in the program's functions, in source order."""
+    return [node.lineno for node, _ in _statements(source) if isinstance(node, ast.If)]
+
+
+def removable_statements(source: str) -> list[ast.stmt]:
+    """The statements ``removal_variants`` removes, in source order (a compound statement before
+    the statements in it). SyntaxError (or ValueError) when the source does not parse."""
+    return [node for node, removable in _statements(source) if removable]
+
+
+def removal_variants(source: str) -> list[Removal]:
+    """One ``Removal`` per statement of ``removable_statements``, in that order."""
+    statements = removable_statements(source)
+    if not statements:
+        return []
+    encoded = [line.encode() for line in source.splitlines(keepends=True)]
+    return [Removal(s.lineno, _without(encoded, s)) for s in statements]
+
+
+def _statements(source: str) -> list[tuple[ast.stmt, bool]]:
+    """Every statement in the program's functions (an ``elif`` too), in source order, and whether
+    it may be removed. Only statements are walked, never expressions: a tenth of ``ast.walk``."""
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    found: list[tuple[ast.stmt, bool]] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _collect(node.body, lines, found, top=True)
+    return found
+
+
+def _collect(
+    block: list[ast.stmt], lines: list[str], found: list[tuple[ast.stmt, bool]], *, top: bool = False
+) -> None:
+    for index, node in enumerate(block):
+        if top and index == 0 and _is_docstring(node):
+            continue
+        found.append((node, not isinstance(node, _KEPT)))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _collect(node.body, lines, found, top=True)
+        elif not isinstance(node, ast.ClassDef):
+            _collect_children(node, lines, found)
+
+
+def _collect_children(node: ast.stmt, lines: list[str], found: list[tuple[ast.stmt, bool]]) -> None:
+    """The statements in the blocks of a compound statement (an ``elif`` is listed, not removable)."""
+    for name in _BLOCKS:
+        block = getattr(node, name, None)
+        if not block:
+            continue
+        if name == "orelse" and isinstance(node, ast.If) and _is_elif(block, lines):
+            found.append((block[0], False))
+            _collect_children(block[0], lines, found)
+        else:
+            _collect(block, lines, found)
+    for clause in getattr(node, "handlers", ()) or getattr(node, "cases", ()):
+        _collect(clause.body, lines, found)
+
+
+def _is_elif(orelse: list[ast.stmt], lines: list[str]) -> bool:
+    first = orelse[0]
+    return (
+        len(orelse) == 1
+        and isinstance(first, ast.If)
+        and lines[first.lineno - 1][first.col_offset :].startswith("elif")
+    )
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def _without(encoded: list[bytes], node: ast.stmt) -> str:
+    """The source (lines as UTF-8 bytes: ``ast`` offsets count bytes) with ``node`` replaced by ``pass``."""
+    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    start, end = node.col_offset, node.end_col_offset or 0
+    rest = encoded[last][end:]
+    joined = encoded[first][:start] + b"pass" + rest
+    blanks = [b"\n"] * (last - first)
+    return b"".join([*encoded[:first], joined, *blanks, *encoded[last + 1 :]]).decode()

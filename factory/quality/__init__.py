@@ -1,0 +1,1 @@
+"""Quality checks of generated programs: running them (ablation, branch outcomes) and measuring them."""

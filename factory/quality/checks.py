@@ -1,0 +1,119 @@
+"""The inputs stage's semantic checks on a program's candidate runs, and the choice of the kept
+inputs that passes them.
+
+A run (an ``arcs`` job's result) says which (line, next line) pairs it executed; an ``if`` test
+at line L has an outcome per different line that followed L. The checks, each a drop reason:
+
+- ``constant_output``: every candidate that ran gave the same output (at least two ran);
+- ``one_sided_branch``: no choice of the kept inputs lets every ``if`` test they reach go both
+  ways;
+- ``irrelevant_statement``: a statement whose removal changes the outcome on no candidate, or on
+  none that a valid choice of the kept inputs can include (``factory.quality.ablation``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Collection, Sequence
+from typing import Any
+
+from factory.quality.ablation import Ablation
+
+CONSTANT_OUTPUT = "constant_output"
+ONE_SIDED_BRANCH = "one_sided_branch"
+IRRELEVANT_STATEMENT = "irrelevant_statement"
+#: The most choices of the kept inputs a search looks at (combinations, in preference order).
+MAX_CHOICES = 4096
+
+Run = dict[str, Any]
+
+
+def constant_output(runs: Sequence[Run]) -> bool:
+    """Whether at least two runs (of different inputs, all ``ok``) gave one output."""
+    return len(runs) >= 2 and len({run["output_repr"] for run in runs}) == 1
+
+
+def outcomes(run: Run, tests: Collection[int]) -> set[tuple[int, int]]:
+    """The (test line, next line) pairs of ``run`` whose line is one of ``tests``."""
+    return {(a, b) for a, b in run.get("arcs") or () if a in tests}
+
+
+def one_sided(runs: Sequence[Run], tests: Collection[int]) -> list[int]:
+    """The test lines reached by ``runs`` that only one line ever followed."""
+    seen: dict[int, set[int]] = {}
+    for run in runs:
+        for line, after in outcomes(run, tests):
+            seen.setdefault(line, set()).add(after)
+    return sorted(line for line, after in seen.items() if len(after) == 1)
+
+
+def rank(runs: Sequence[Run], tests: Collection[int]) -> list[int]:
+    """Indices of ``runs`` in greedy order: each next one adds the most new branch outcomes, then
+    the most new lines, then a new output, then the later (less minimal) draw."""
+    left = list(range(len(runs)))
+    ranked: list[int] = []
+    covered: set[tuple[int, int]] = set()
+    lines: set[int] = set()
+    outputs: set[str] = set()
+    branch = [outcomes(run, tests) for run in runs]
+    own_lines = [set(run.get("lines") or ()) for run in runs]
+
+    def gain(i: int) -> tuple[int, int, bool, int]:
+        new_output = runs[i]["output_repr"] not in outputs
+        return (len(branch[i] - covered), len(own_lines[i] - lines), new_output, i)
+
+    while left:
+        best = max(left, key=gain)
+        left.remove(best)
+        ranked.append(best)
+        covered |= branch[best]
+        lines |= own_lines[best]
+        outputs.add(runs[best]["output_repr"])
+    return ranked
+
+
+def search(order: Sequence[int], k: int, valid: Callable[[tuple[int, ...]], bool]) -> tuple[int, ...] | None:
+    """The first ``k`` of ``order`` (fewer when there are fewer) that ``valid`` accepts, in
+    combination order (the earlier ones of ``order`` kept longest); None when none is, among the
+    first ``MAX_CHOICES``."""
+    k = min(k, len(order))
+    for choice in itertools.islice(itertools.combinations(order, k), MAX_CHOICES):
+        if valid(choice):
+            return choice
+    return None
+
+
+def two_sided_choice(
+    runs: Sequence[Run], tests: Collection[int], order: Sequence[int], k: int
+) -> tuple[int, ...] | None:
+    """``k`` runs (indices, in ``order``'s preference) on which every test they reach goes both
+    ways; None when there is none (the program is one-sided)."""
+    if one_sided(runs, tests):
+        return None  # even all the runs together leave a test one-sided
+    return search(order, k, lambda choice: not one_sided([runs[i] for i in choice], tests))
+
+
+def relevant_choice(
+    runs: Sequence[Run],
+    tests: Collection[int],
+    chosen: tuple[int, ...],
+    others: Sequence[int],
+    ablation: Ablation,
+) -> tuple[int, ...] | None:
+    """The kept inputs after the ablation of ``chosen`` (first) and ``others`` (the job's inputs
+    in that order): ``chosen`` when every statement matters on one of them, else another choice
+    of as many that still has every test two-sided and on which every statement provably
+    matters (a statement that mattered on ``chosen`` was only run there); None when there is none."""
+    inputs = [*chosen, *others]
+    hits = [None if h is None else {inputs[i] for i in h} for h in ablation.changed]
+    needed = [h for h in hits if h is not None]
+    if any(not h for h in needed):
+        return None  # a statement that matters on no candidate at all
+    if all(h & set(chosen) for h in needed):
+        return chosen
+
+    def valid(choice: tuple[int, ...]) -> bool:
+        picked = set(choice)
+        return all(h & picked for h in needed) and not one_sided([runs[i] for i in choice], tests)
+
+    return search([*chosen, *others], len(chosen), valid)

@@ -1,0 +1,183 @@
+"""The quality checks' job kinds for the trusted worker pool (``WorkerPool(kinds=KINDS)``).
+
+``arcs``: ``lines_job`` plus the ``arcs``, the (line, next line) pairs executed in each of the
+program's frames (next line 0: the frame returned after the line; line 0: the frame's first
+line), only those from the payload's ``tests`` lines when it has them, and ``events``, the number
+of line events. An ``if`` test at line L went both ways when two different lines followed L.
+
+``ablation``: one program's statement-removal variants (sources made in the parent: this module
+imports no parser) run on its inputs, each run bounded by a line-event budget; the answer says on
+which inputs each variant's outcome differs from the original's. The worker stays small: it
+imports only the worker's building blocks.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from factory.program_code import PROGRAM_FILENAME
+from factory.sandbox.trusted import worker
+from factory.sandbox.trusted.worker import OK, call_program, describe_output
+
+#: kind -> "module:function", for ``WorkerPool(kinds=...)``.
+KINDS = {
+    "arcs": "factory.quality.jobs:arcs_job",
+    "ablation": "factory.quality.jobs:ablation_job",
+}
+
+#: What a run stopped by its line-event budget reports (an outcome no original run has).
+BUDGET = "budget"
+#: What an ablation job that ran out of its total budget reports (``changed`` is then partial).
+INCOMPLETE = "incomplete"
+
+
+def arcs_job(payload: dict[str, Any]) -> dict[str, Any]:
+    """Job kind ``arcs``: the result of ``lines_job`` plus ``arcs`` (sorted pairs) and ``events``."""
+    arcs: set[tuple[int, int]] = set()
+    lines: set[int] = set()
+    add, add_line = arcs.add, lines.add
+    tests = payload.get("tests")
+    kept = None if tests is None else frozenset(tests)
+    events = 0
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename != PROGRAM_FILENAME:
+            return None
+        last = 0
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            nonlocal last, events
+            if event == "line":
+                line = frame.f_lineno
+                if kept is None or last in kept:
+                    add((last, line))
+                add_line(line)
+                last = line
+                events += 1
+            elif event == "return" and (kept is None or last in kept):
+                add((last, 0))
+            return local
+
+        return local
+
+    failed, value = call_program(payload, tracer)
+    result = failed if failed is not None else describe_output(value)
+    result["lines"] = sorted(lines)
+    result["arcs"] = sorted(arcs)
+    result["events"] = events
+    return result
+
+
+class BudgetExceeded(BaseException):
+    """A run passed its line-event budget (a BaseException: ``except Exception`` cannot hide it)."""
+
+
+def ablation_job(payload: dict[str, Any]) -> dict[str, Any]:
+    """Job kind ``ablation``. Payload: ``source``, ``entry``, ``variants`` (sources), ``inputs``
+    (argument texts), ``full`` (every variant runs on the first ``full`` inputs; on the others
+    only when its outcome changed on none of those, and then on all of them), ``stop`` (stop at
+    the first variant that changes no outcome), and the budgets ``factor``, ``slack`` (a variant
+    run may take ``factor`` × the original run's line events + ``slack``) and ``total`` (line
+    events for the whole job).
+
+    Answer: ``status`` (``ok``; ``incomplete`` when ``total`` ran out), ``changed`` (per variant,
+    the indices of the inputs whose outcome it changed, or None when it was not run), and
+    ``events`` used. An outcome is the status and output repr; a run past its budget changed it.
+    """
+    source, entry = payload["source"], payload.get("entry", "f")
+    inputs: list[str] = payload["inputs"]
+    full = min(payload.get("full", len(inputs)), len(inputs))
+    factor, slack = payload.get("factor", 2), payload.get("slack", 1000)
+    run = _Runner(entry, payload["total"])
+    originals: list[tuple[tuple[str, Any], int] | None] = [None] * len(inputs)
+
+    def original(i: int) -> tuple[str, Any]:
+        known = originals[i]
+        if known is None:
+            known = originals[i] = run(source, inputs[i], None)
+        return known[0]
+
+    def changed(variant: str, i: int) -> bool:
+        expected = original(i)
+        budget = factor * originals[i][1] + slack  # type: ignore[index]  # set by original()
+        outcome, _ = run(variant, inputs[i], budget)
+        return outcome != expected
+
+    results: list[list[int] | None] = [None] * len(payload["variants"])
+    status = OK
+    try:
+        for v, variant in enumerate(payload["variants"]):
+            hits = [i for i in range(full) if changed(variant, i)]
+            if not hits:
+                hits = [i for i in range(full, len(inputs)) if changed(variant, i)]
+            results[v] = hits
+            if not hits and payload.get("stop", False):
+                break
+    except _TotalExceeded:
+        status = INCOMPLETE
+    return {"status": status, "changed": results, "events": run.used}
+
+
+class _TotalExceeded(Exception):
+    """The job's total line-event budget ran out (raised outside the program's code)."""
+
+
+class _Runner:
+    """Runs one call of a source under a line-event budget, counting the job's total."""
+
+    def __init__(self, entry: str, total: int) -> None:
+        self.entry = entry
+        self.total = total
+        self.used = 0
+
+    def __call__(self, source: str, args: str, budget: int | None) -> tuple[tuple[str, Any], int]:
+        """(outcome, line events) of one run; ``budget`` None: only the job's total bounds it."""
+        left = self.total - self.used
+        if left <= 0:
+            raise _TotalExceeded
+        limit = left if budget is None else min(budget, left)
+        counter = _Counter(limit)
+        _reset_run_state()
+        failed, value = call_program({"source": source, "entry": self.entry, "args": args}, counter.tracer)
+        self.used += counter.events
+        if counter.exceeded:
+            if budget is None or left < budget:  # the job's total, not the run's budget, ran out
+                raise _TotalExceeded
+            return (BUDGET, None), counter.events
+        result = failed if failed is not None else describe_output(value)
+        return (result["status"], result["output_repr"]), counter.events
+
+
+class _Counter:
+    """A trace function counting line events in the program's frames, raising past ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.events = 0
+        self.exceeded = False
+        self.tracer = self._make()
+
+    def _make(self) -> Callable[..., Any]:
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            if event == "line":
+                self.events += 1
+                if self.events > self.limit:
+                    self.exceeded = True
+                    raise BudgetExceeded
+            return local
+
+        def tracer(frame: Any, event: str, arg: Any) -> Any:
+            return local if frame.f_code.co_filename == PROGRAM_FILENAME else None
+
+        return tracer
+
+
+def _reset_run_state() -> None:
+    """What the worker resets before each job, reset before each run of a job (the printed-output
+    bound, ``random``'s seed, the recursion limit): one run never sees another's state."""
+    worker._sink.reset()
+    random.seed(0)
+    sys.setrecursionlimit(worker.DEFAULT_RECURSION_LIMIT)
