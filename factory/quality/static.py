@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from factory.languages.python.ablation import is_docstring, is_elif
 from factory.literals import is_literal, literal_eval, strict_equal
 
 CONSTANT, SELF, IDENTITY = "constant", "self", "identity"
@@ -127,7 +128,7 @@ def _statements(
     """The statements of a function body, nested ones included; an ``elif`` is part of its ``if``
     (not a statement of its own), its test an ``IfTest`` all the same."""
     for index, node in enumerate(block):
-        if top and index == 0 and _is_docstring(node):
+        if top and index == 0 and is_docstring(node):
             continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _statements(node.body, lines, out, tests, top=True)
@@ -146,27 +147,12 @@ def _children(node: ast.stmt, lines: list[str], out: list[tuple[int, int]], test
         block = getattr(node, name, None)
         if not block:
             continue
-        if name == "orelse" and isinstance(node, ast.If) and _is_elif(block, lines):
+        if name == "orelse" and isinstance(node, ast.If) and is_elif(block, lines):
             _children(block[0], lines, out, tests)
         else:
             _statements(block, lines, out, tests, top=False)
     for clause in getattr(node, "handlers", ()) or getattr(node, "cases", ()):
         _statements(clause.body, lines, out, tests, top=False)
-
-
-def _is_elif(orelse: list[ast.stmt], lines: list[str]) -> bool:
-    first = orelse[0]
-    if len(orelse) != 1 or not isinstance(first, ast.If):
-        return False
-    return lines[first.lineno - 1][first.col_offset :].startswith("elif")
-
-
-def _is_docstring(node: ast.stmt) -> bool:
-    return (
-        isinstance(node, ast.Expr)
-        and isinstance(node.value, ast.Constant)
-        and isinstance(node.value.value, str)
-    )
 
 
 # --- names: bound, dead, loop variables ----------------------------------------------------------

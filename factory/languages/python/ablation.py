@@ -66,7 +66,7 @@ def _collect(
     block: list[ast.stmt], lines: list[str], found: list[tuple[ast.stmt, bool]], *, top: bool = False
 ) -> None:
     for index, node in enumerate(block):
-        if top and index == 0 and _is_docstring(node):
+        if top and index == 0 and is_docstring(node):
             continue
         found.append((node, not isinstance(node, _KEPT)))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -81,7 +81,7 @@ def _collect_children(node: ast.stmt, lines: list[str], found: list[tuple[ast.st
         block = getattr(node, name, None)
         if not block:
             continue
-        if name == "orelse" and isinstance(node, ast.If) and _is_elif(block, lines):
+        if name == "orelse" and isinstance(node, ast.If) and is_elif(block, lines):
             found.append((block[0], False))
             _collect_children(block[0], lines, found)
         else:
@@ -90,7 +90,8 @@ def _collect_children(node: ast.stmt, lines: list[str], found: list[tuple[ast.st
         _collect(clause.body, lines, found)
 
 
-def _is_elif(orelse: list[ast.stmt], lines: list[str]) -> bool:
+def is_elif(orelse: list[ast.stmt], lines: list[str]) -> bool:
+    """Whether an ``if``'s ``orelse`` is an ``elif`` clause (read from the source line)."""
     first = orelse[0]
     return (
         len(orelse) == 1
@@ -99,7 +100,8 @@ def _is_elif(orelse: list[ast.stmt], lines: list[str]) -> bool:
     )
 
 
-def _is_docstring(node: ast.stmt) -> bool:
+def is_docstring(node: ast.stmt) -> bool:
+    """Whether ``node`` is a string-constant statement (a docstring)."""
     return (
         isinstance(node, ast.Expr)
         and isinstance(node.value, ast.Constant)
