@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from factory.synth.statements import Statements
 
 
+IF_OUTSIDE_LOOPS = 0.4  # the weight of ``if`` kinds outside loops, where a loop can come first
+
+
 class ControlFlow:
     """Builds the control-flow constructs of ``state``'s program (their bodies by ``statements``)."""
 
@@ -61,6 +64,9 @@ class ControlFlow:
         iterables = [v for v in s.scope if iter_element(s.g, v.type) is not None and v is not update]
         if not iterables:
             kinds.pop("for", None)
+        elif s.loop_depth == 0:
+            # A test on a loop's element goes both ways far more often than one on the inputs.
+            kinds = {k: w * (IF_OUTSIDE_LOOPS if k.startswith("if") else 1.0) for k, w in kinds.items()}
         kind = s.rng.choices(list(kinds), weights=list(kinds.values()))[0]
         before: list[n.Stmt] = []
         source = None

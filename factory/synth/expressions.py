@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from factory.grammar.model import Operation
+from factory.grammar.model import Grammar, Operation
 from factory.grammar.sources import IMPLEMENTATIONS
 from factory.grammar.types import Type, unify
 from factory.synth.constants import constant, literal_len
@@ -186,7 +186,7 @@ class Expressions:
             self._fill_args(op, binding, budget, is_target, parts, names)
         finally:
             self.avoid = avoid
-        trivial(op, parts)
+        trivial(op, parts, s.g)
         code = s.lang.fill(op.template, {name: e.code for name, e in parts.items()})
         s.imports.update(op.imports)
         guards = [g for e in parts.values() for g in e.guards]
@@ -249,14 +249,25 @@ class Expressions:
             var.min_len += 1
 
 
-def trivial(op: Operation, parts: dict[str, Expr]) -> None:
+def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
     """Refuse an operation a reader would call busywork, judged on its operands alone (never on
     which operation it is): every operand a constant (``len([7, -1])``), two operands reading
-    the very same variables (``x != x``, ``xs == xs.copy()``, ``min(n, n)``), or an argument-free
-    operation applied to its own result (``xs[:][:]``, ``s.upper().upper()``)."""
+    the very same variables (``x != x``, ``xs == xs.copy()``, ``min(n, n)``), an argument-free
+    operation applied to its own result (``xs[:][:]``, ``s.upper().upper()``), two arguments
+    that are the same constant (``s[1:1]``), or a test of a
+    value against a container literal (``scores == {'o': 'A'}``, ``seen.issubset({-1, 10})``:
+    nearly always one answer on drawn inputs)."""
     operands = list(parts.values())
     if not any(e.reads for e in operands):
         raise GenerationFailed(f"{op.op_id}: only constants")
+    if op.returns is not None and op.returns.name == "bool":
+        for e in operands:
+            spec = grammar.types.get(e.type.name)
+            if not e.reads and spec is not None and not spec.constants and spec.literal:
+                raise GenerationFailed(f"{op.op_id}: a test against a container literal")
+    constants = [e.code for e in operands if not e.reads]
+    if len(constants) != len(set(constants)):
+        raise GenerationFailed(f"{op.op_id}: the same constant twice")  # ``s[1:1]``, ``replace('a', 'a')``
     read_sets = [e.reads for e in operands if e.reads]
     if len(read_sets) != len(set(read_sets)):
         raise GenerationFailed(f"{op.op_id}: the same variable twice")

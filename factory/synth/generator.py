@@ -52,16 +52,16 @@ class ProgramBuilder:
         wanted = [op.receiver.substitute(binding)]
         wanted += [a.type.substitute(binding) for a in op.args if a.source is None]
         free_args = [a for a in op.args if a.source is None]
-        if not s.tier.depth and (
-            not free_args or op.returns is None or unify(op.receiver, op.returns.substitute(binding)) is None
-        ):
+        if not free_args or op.returns is None or unify(op.receiver, op.returns.substitute(binding)) is None:
             # The target cannot act on its own result (or doing so is no work): two inputs instead.
             wanted.append(wanted[0])
+        # What the target's two uses need is kept (a test of two sets needs two sets, not a literal).
+        needed = len(wanted) if op.returns is not None and op.returns.name == "bool" else 1
         extra_pool = [t for t in s.g.element_types] + [Type("list", (s.rng.choice(s.g.element_types),))]
         if s.tier.other_ops and len(wanted) < count:
             wanted.append(s.rng.choice(extra_pool))
         params = []
-        for t in wanted[: max(count, 1)]:
+        for t in wanted[: max(count, needed, 1)]:
             if not drawable(s.g, t):
                 raise GenerationFailed(f"parameter type {t} has no input strategy")
             spec = s.g.types[t.name]

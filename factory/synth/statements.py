@@ -26,7 +26,7 @@ from factory.synth.expressions import Expr, Expressions
 from factory.synth.index import ops_on
 from factory.synth.state import BuildState, GenerationFailed, Var
 
-GUARD_SHARE = 0.3  # guarded statements (``if len(xs) > 0: ...``) where the tier has room
+GUARD_SHARE = 0.1  # guarded statements (``if len(xs) > 0: ...``) where the tier has room
 
 
 class Statements:
