@@ -109,3 +109,27 @@ def test_repr_exceeds_sees_huge_values_at_once() -> None:
     assert repr_exceeds("x" * 10**7, 2000) and repr_exceeds(list(range(10**6)), 2000)
     assert repr_exceeds(10**5000, 2000) and not repr_exceeds(10**1000, 2000)
     assert not repr_exceeds({"a": [1, 2], "b": (3,)}, 2000)
+
+
+def test_args_are_the_values_compiled_code_builds() -> None:
+    from factory.literals import parse_args
+
+    # A set display of constants is copied from a frozenset constant; its order is the one a
+    # test's `f({...})` call sees, which inserting the items in text order need not give.
+    text = "{-1, -4, 1, 12}, [1, {2: (3,)}], set(), -2.5, 1+2j"
+    assert [list(v) if isinstance(v, set) else v for v in parse_args(text)] == [
+        list(eval(f"({text},)")[0]),
+        [1, {2: (3,)}],
+        [],
+        -2.5,
+        1 + 2j,
+    ]
+    assert parse_args("") == ()
+
+
+def test_widened_sets_keep_the_values_and_separate_colliding_elements() -> None:
+    from factory.literals import parse_args, widened_sets
+
+    (value,) = parse_args("[{5, 13}, ({-1, -2},), {'k': {1}}]")
+    assert widened_sets(value) == value
+    assert list(value[0]) != list(widened_sets(value)[0])  # 5 and 13 collide in a small table

@@ -13,7 +13,8 @@ draw). A program none of whose candidates runs is dropped (``no_candidate_ran``)
 Then the semantic checks (``factory.quality.checks``, each a drop reason, counted per tier in the
 stats' ``dropped_by_tier``; ``params.checks`` names the ones that run): ``constant_output`` (every
 candidate that ran gave one output), ``one_sided_branch`` (no choice of kept inputs lets every
-``if`` test they reach go both ways: another choice is searched when the greedy one does not),
+``if`` test they reach go both ways: another choice is searched when the greedy one does not;
+with ``per_program: 1``, a test that no candidate sends the other way),
 ``irrelevant_statement`` (a statement whose removal changes no outcome: on the kept inputs first,
 then on the other candidates, one of which is swapped in where it can be; all variants of a
 program run as one ``ablation`` job, ``factory.quality.ablation``).
@@ -109,7 +110,12 @@ def _first_checks(
         return judged
     order = checks.rank(ok_runs, tests)
     chosen = tuple(order[:k])
-    if checks.ONE_SIDED_BRANCH in enabled and checks.one_sided([ok_runs[i] for i in chosen], tests):
+    if checks.ONE_SIDED_BRANCH in enabled and k < 2:
+        # One kept input takes each test one way: the test must go both ways across the candidates.
+        if checks.one_sided(ok_runs, tests):
+            judged.drop = checks.ONE_SIDED_BRANCH
+            return judged
+    elif checks.ONE_SIDED_BRANCH in enabled and checks.one_sided([ok_runs[i] for i in chosen], tests):
         two_sided = checks.two_sided_choice(ok_runs, tests, order, k)
         if two_sided is None:
             judged.drop = checks.ONE_SIDED_BRANCH
@@ -222,7 +228,8 @@ def run_inputs_stage(
                     )
                     judged.append(j)
                 if checks.IRRELEVANT_STATEMENT in enabled:
-                    ablation_status.update(_ablate(pool, batch, judged, checks.ONE_SIDED_BRANCH in enabled))
+                    two_way = checks.ONE_SIDED_BRANCH in enabled and params.per_program >= 2
+                    ablation_status.update(_ablate(pool, batch, judged, two_way))
                 for program, j in zip(batch, judged, strict=True):
                     if j.drop is not None:
                         # Why a program's candidates failed is in candidate_status; running one

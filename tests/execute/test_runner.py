@@ -156,3 +156,19 @@ def test_each_program_is_compiled_once_here_for_every_seed(executor: Executor) -
     assert len(executor._codes) == CODE_CACHE_SIZE
     results = list(executor.run([case(source), case("def f(x):\n    return x in {'a', 'b'}\n", "'a'")]))
     assert [(r["status"], r["output_repr"]) for r in results] == [("ok", "[1, 'shipped']"), ("ok", "True")]
+
+
+def test_an_output_that_depends_on_how_a_set_was_built_is_nondeterministic(executor: Executor) -> None:
+    # 5 and 13 share a slot of a small table: their order follows the insertion order and the
+    # table size, which another way of building the same literal changes (the scorer's, a reader's).
+    results = list(
+        executor.run(
+            [
+                case("def f(s):\n    return list(s)\n", "{5, 13}"),
+                case("def f(s):\n    return sorted(s)\n", "{5, 13}"),
+                case("def f(s):\n    return len(s)\n", "{-1, -2, 'a', 'b'}"),
+            ]
+        )
+    )
+    assert [r["status"] for r in results] == ["nondeterministic", "ok", "ok"]
+    assert results[1]["output_repr"] == "[5, 13]"

@@ -55,7 +55,9 @@ def test_items_have_the_schema_signature_examples_and_hidden_tests(built: dict[s
     table = read_table(built["root"] / "phase2")
     assert table.schema.remove_metadata().equals(PHASE2_SCHEMA.remove_metadata())
     assert stats["in"] == stats["out"] + stats["dropped_total"]
-    assert stats["out"] == len(items) >= 0.5 * stats["in"]
+    # Programs the inputs stage dropped have no executions (no_ok_case); of the others most become items.
+    executed = stats["in"] - stats["dropped"].get("no_ok_case", 0)
+    assert stats["out"] == len(items) >= 0.5 * executed > 0
     assert stats["provenance"]["python_version"]
     assert set(stats["items_by_tier"]) == {"4"}
     for item in items:

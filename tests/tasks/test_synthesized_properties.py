@@ -30,7 +30,7 @@ def chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     execute = ExecuteParams()
     run_inputs_stage(
         11,
-        InputsParams(per_program=1),
+        InputsParams(),
         execute,
         "grammars/python",
         tmp / "programs",

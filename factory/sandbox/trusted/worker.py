@@ -46,6 +46,7 @@ from factory.literals import (
     parse_args,
     repr_exceeds,
     shown_text,
+    widened_sets,
 )
 from factory.program_code import PROGRAM_FILENAME, program_code
 from factory.sandbox.os_helpers import HEADER, die_with_parent, frame, set_limits, typed_prctl, write_all
@@ -220,12 +221,19 @@ def load_entry(
     return func, namespace
 
 
+_HASH_SEED = os.environ.get("PYTHONHASHSEED", "")
+#: Workers of an even hash seed widen their set arguments (``widened_sets``), so that of the two
+#: seeds' runs (1 and 2 by default) one sees the sets as compiled code builds them and one does not.
+_WIDEN_SETS = _HASH_SEED.isdigit() and int(_HASH_SEED) % 2 == 0
+
+
 def call_args(text: Any) -> tuple[Any, ...]:
     """Parse the argument-list text (``"[1, 2], 'ab'"``); BadProgram when it is not literals."""
     if not isinstance(text, str):
         raise BadProgram("args must be a string of Python literals")
     try:
-        return parse_args(text)
+        values = parse_args(text)
+        return widened_sets(values) if _WIDEN_SETS else values
     except UserError as exc:
         raise BadProgram(str(exc)) from None
     except (RecursionError, MemoryError):

@@ -32,8 +32,11 @@ from pathlib import Path
 from typing import Any
 
 ZYGOTE_SCRIPT = str(Path(__file__).with_name("zygote.py"))
-# The zygote's whole environment; each job adds HOME and TMPDIR (its own directory).
-ZYGOTE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
+# The zygote's whole environment; each job adds HOME and TMPDIR (its own directory). Its hash seed
+# is the one the default params record outputs under (the first of ``execute.hash_seeds``): a
+# hidden test recorded from a program that iterates a small set of strings, on which the two
+# seeds agreed by chance, still passes for that program here.
+ZYGOTE_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "1"}
 START_TIMEOUT_S = 30.0
 REPLY_TIMEOUT_S = 10.0
 
