@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from factory.grammar.types import Type
@@ -58,6 +59,12 @@ class Operation:
     def all_types(self) -> list[Type]:
         types = [self.receiver, *(a.type for a in self.args)]
         return types + ([self.returns] if self.returns else [])
+
+    @cached_property
+    def type_variables(self) -> tuple[str, ...]:
+        """The type variables of ``all_types()``, each type's in sorted order, first appearance
+        first (computed once: the synthesizer binds them for every use of the operation)."""
+        return tuple(dict.fromkeys(v for t in self.all_types() for v in sorted(t.variables())))
 
 
 @dataclass(frozen=True)

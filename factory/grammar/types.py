@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 _TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*|\[|\]|,)")
 
@@ -23,17 +22,22 @@ class Type:
 
     name: str
     args: tuple[Type, ...] = ()
-    # Derived in __post_init__, not arguments: the text form, and whether this is a type variable.
+    # Derived in __post_init__, not arguments: the text form, whether this is a type variable, and
+    # whether any type variable occurs in it (a concrete type substitutes to itself).
     _text: str = field(init=False, repr=False, compare=False)
     is_var: bool = field(init=False, repr=False, compare=False)
+    _has_vars: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         text = self.name if not self.args else f"{self.name}[{', '.join(a._text for a in self.args)}]"
+        is_var = len(self.name) == 1 and self.name.isupper() and not self.args
         object.__setattr__(self, "_text", text)
-        object.__setattr__(self, "is_var", len(self.name) == 1 and self.name.isupper() and not self.args)
+        object.__setattr__(self, "is_var", is_var)
+        object.__setattr__(self, "_has_vars", is_var or any(a._has_vars for a in self.args))
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Type) and self._text == other._text
+        # The same object first: most comparisons are of a type with itself (cached bindings).
+        return self is other or (isinstance(other, Type) and self._text == other._text)
 
     def __hash__(self) -> int:
         return hash(self._text)
@@ -44,14 +48,23 @@ class Type:
     def variables(self) -> set[str]:
         if self.is_var:
             return {self.name}
-        return set().union(*(a.variables() for a in self.args)) if self.args else set()
+        return set().union(*(a.variables() for a in self.args)) if self._has_vars else set()
 
     def substitute(self, binding: dict[str, Type]) -> Type:
         if self.is_var:
             return binding.get(self.name, self)
-        if not self.args:
-            return self
-        return Type(self.name, tuple(a.substitute(binding) for a in self.args))
+        if not self._has_vars:
+            return self  # an equal copy otherwise: types are immutable and equal by their text
+        key = (self._text, *(f"{name}={t._text}" for name, t in binding.items()))
+        found = _SUBSTITUTED.get(key)
+        if found is None:
+            found = _SUBSTITUTED[key] = Type(self.name, tuple(a.substitute(binding) for a in self.args))
+        return found
+
+
+# Substitutions into generic types by the texts of the type and of the binding: the same few are
+# made again and again (``list[T]`` with ``T=int``), and building a Type is the costly part.
+_SUBSTITUTED: dict[tuple[str, ...], Type] = {}
 
 
 def parse_type(text: str) -> Type:
@@ -87,20 +100,29 @@ def parse_type(text: str) -> Type:
 
 def unify(pattern: Type, concrete: Type, binding: dict[str, Type] | None = None) -> dict[str, Type] | None:
     """Bind the variables of ``pattern`` so that it equals ``concrete``; None when impossible."""
-    fresh = _unify_fresh(pattern, concrete)
+    key = (pattern._text, concrete._text)
+    try:
+        fresh = _FRESH_UNIFIERS[key]
+    except KeyError:
+        fresh = _FRESH_UNIFIERS[key] = _unify_fresh(pattern, concrete)
     if fresh is None:
         return None
-    merged = dict(binding or {})
+    merged = dict(binding) if binding else {}
     for name, t in fresh:
         bound = merged.setdefault(name, t)
-        if bound != t:
+        if bound is not t and bound != t:
             return None
     return merged
 
 
-@lru_cache(maxsize=65536)
+# Unification from an empty binding by the texts of (pattern, concrete): types equal by their text,
+# so this saves re-unifying (and hashing Type objects) for the pairs the synthesizer asks again
+# and again. It holds at most one entry per pair of type texts the grammar's types can form.
+_FRESH_UNIFIERS: dict[tuple[str, str], tuple[tuple[str, Type], ...] | None] = {}
+
+
 def _unify_fresh(pattern: Type, concrete: Type) -> tuple[tuple[str, Type], ...] | None:
-    """Unification from an empty binding, memoised (the synthesizer asks the same pairs often)."""
+    """Unification from an empty binding, as (variable, type) pairs; None when impossible."""
     binding = _unify(pattern, concrete, {})
     return None if binding is None else tuple(binding.items())
 

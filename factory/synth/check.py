@@ -17,6 +17,7 @@ from tree_sitter import Node
 from factory.grammar.model import Grammar
 from factory.languages import NodeKinds, language
 from factory.languages.tree import field, text, walk
+from factory.synth.state import variants
 from factory.synth.tiers import ENTRY, HELPER, TIERS
 
 
@@ -37,6 +38,16 @@ def _max_depth(node: Node, kinds: NodeKinds, depth: int = 0) -> int:
         else:
             deepest = max(deepest, _max_depth(child, kinds, depth))
     return deepest
+
+
+def _empty_forms(grammar: Grammar) -> frozenset[str]:
+    """The empty literal forms of the grammar's types (memoised on the grammar)."""
+    found = grammar.cache.get("empty_forms")
+    if found is None:
+        found = grammar.cache["empty_forms"] = frozenset(
+            t.literal["empty"] for t in grammar.types.values() if t.literal
+        )
+    return found
 
 
 def check_program(source: str, tier: int, target: str, grammar: Grammar) -> list[str]:
@@ -69,11 +80,12 @@ def check_program(source: str, tier: int, target: str, grammar: Grammar) -> list
         reasons.append(f"depth:{depth}_not_{spec.depth}")
     rows: set[int] = set()
     for n in walk(root):
-        if n.type == kinds.while_loop and not syntax.while_bounded(n):
+        kind = n.type  # read once: each read builds a new string
+        if kind == kinds.while_loop and not syntax.while_bounded(n):
             reasons.append("while:unbounded")
             break
         if (
-            n.type.endswith(kinds.statement_suffix)
+            kind.endswith(kinds.statement_suffix)
             and n.parent is not None
             and n.parent.type in kinds.statement_parents
         ):
@@ -81,9 +93,12 @@ def check_program(source: str, tier: int, target: str, grammar: Grammar) -> list
                 reasons.append("line:several_statements")
                 break
             rows.add(n.start_point[0])
-    op = grammar.op(target)
+    target_ops = variants(grammar, target)  # memoised: grammar.op(target) scans every operation
+    if not target_ops:
+        raise KeyError(target)
+    op = target_ops[0]
     key, allowed = syntax.template_signatures(op.template, op.statement)
-    empty_forms = frozenset(t.literal["empty"] for t in grammar.types.values() if t.literal)
+    empty_forms = _empty_forms(grammar)
     found = Counter(syntax.signatures(root, frozenset(names), empty_forms))
     if found[key] < 2:
         reasons.append("target:used_fewer_than_2")

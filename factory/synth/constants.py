@@ -40,11 +40,20 @@ def constant(state: BuildState, t: Type, short: bool = False) -> str:
             items.append(constant(state, elem, short=True))
     items = list(dict.fromkeys(items))
     code = spec.literal["form"].format(items=", ".join(items))
-    try:
-        state.lang.literal_value(code)
-    except (TypeError, ValueError, SyntaxError):  # e.g. a set of lists: unhashable
-        raise GenerationFailed(f"no valid constant of type {t}") from None
+    if not is_valid_literal(state.lang, code):  # e.g. a set of lists: unhashable
+        raise GenerationFailed(f"no valid constant of type {t}")
     return code
+
+
+@lru_cache(maxsize=16384)
+def is_valid_literal(lang: Language, code: str) -> bool:
+    """Whether the language's value model accepts ``code`` as a literal (memoised: saves parsing
+    the container constants the generator writes again and again)."""
+    try:
+        lang.literal_value(code)
+    except (TypeError, ValueError, SyntaxError):
+        return False
+    return True
 
 
 @lru_cache(maxsize=16384)

@@ -5,9 +5,11 @@ and a ``while`` loop bounded by a counter that only the body's last statement in
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from factory.grammar.types import Type, unify
+from factory.languages import Language
 from factory.languages import nodes as n
 from factory.synth.expressions import Expr, Expressions
 from factory.synth.index import iter_element, tests_on
@@ -18,6 +20,12 @@ if TYPE_CHECKING:
 
 
 IF_OUTSIDE_LOOPS = 0.4  # the weight of ``if`` kinds outside loops, where a loop can come first
+
+
+@lru_cache(maxsize=16384)
+def constant_condition(lang: Language, code: str) -> bool:
+    """``lang.constant_condition``, memoised by code text (saves parsing the same test again)."""
+    return lang.constant_condition(code)
 
 
 class ControlFlow:
@@ -48,7 +56,7 @@ class ControlFlow:
                 e = self.x.apply(op, binding, budget=1, receiver=var)
             except GenerationFailed:
                 continue
-            if not s.lang.constant_condition(e.code) and e.code not in s.computed:
+            if not constant_condition(s.lang, e.code) and e.code not in s.computed:
                 s.computed[e.code] = e.reads
                 s.settle(e.reads, frozenset())
                 return e

@@ -8,11 +8,13 @@ preconditions of the operations used, written from the grammar's predicates.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TypeVar
 
 from factory.grammar.model import Grammar, Operation
 from factory.grammar.sources import IMPLEMENTATIONS
 from factory.grammar.types import Type, unify
+from factory.languages import Language
 from factory.synth.constants import constant, literal_len
 from factory.synth.index import producers
 from factory.synth.state import BuildState, GenerationFailed, Var
@@ -70,21 +72,15 @@ class Expressions:
         code = self.constant(t)
         return Expr(code, t, min_len=literal_len(self.s.lang, code))
 
-    def ops_returning(
-        self, want: Type, allow_target: bool, allow_other: bool
-    ) -> list[tuple[Operation, dict]]:
+    def ops_returning(self, want: Type, allow_target: bool, allow_other: bool) -> Options:
         """Operations that can produce ``want``; a mutating one only if it has a variable to act on."""
-        found = []
-        for op, binding in producers(self.s.g, want):
-            is_target = op.op_id == self.s.target
-            if (is_target and not allow_target) or (not is_target and not allow_other):
-                continue
-            if op.mutates and not any(
-                unify(op.receiver, v.type, binding) for v in self.s.scope if not v.frozen
-            ):
-                continue
-            found.append((op, binding))
-        return found
+        if not (allow_target or allow_other):
+            return ()
+        s = self.s
+        usable = _producers_in_scope(s.g, want, frozenset(v.type for v in s.scope if not v.frozen))
+        if allow_target and allow_other:
+            return usable
+        return tuple(o for o in usable if (o[0].op_id == s.target) == allow_target)
 
     def expr(self, want: Type, budget: int, *, nest_target: bool = False) -> Expr:
         """An expression of type ``want``, built over the program's variables where possible:
@@ -130,13 +126,15 @@ class Expressions:
             op=var.made_by,
         )
 
-    def anchored(self, candidates: list[tuple[Operation, dict]]) -> list[tuple[Operation, dict, Var]]:
+    def anchored(self, candidates: Options) -> list[tuple[Operation, dict, Var]]:
         """Some of the candidate operations whose receiver can be a variable in scope."""
         picked = self.s.rng.sample(candidates, min(len(candidates), 12))
         found = []
+        receivers = [v for v in self.s.scope if v.name not in self.avoid]
         for op, binding in picked:
-            for var in self.s.scope:
-                if ((op.mutates or op.statement) and var.frozen) or var.name in self.avoid:
+            acts = op.mutates or op.statement
+            for var in receivers:
+                if acts and var.frozen:
                     continue
                 bound = unify(op.receiver, var.type, binding)
                 if bound is not None:
@@ -180,14 +178,15 @@ class Expressions:
             recv = self.expr(recv_type, budget, nest_target=is_target and s.rng.random() < 0.6)
         parts = {"recv": recv}
         self._placeholder_len = {"recv": recv.min_len}
-        names = {v.name for v in s.scope}
+        # The names a value source's text may be (only looked up when the operation has one).
+        names = {v.name for v in s.scope} if any(a.source is not None for a in op.args) else set()
         avoid, self.avoid = self.avoid, self.avoid | recv.reads
         try:
             self._fill_args(op, binding, budget, is_target, parts, names)
         finally:
             self.avoid = avoid
         trivial(op, parts, s.g)
-        code = s.lang.fill(op.template, {name: e.code for name, e in parts.items()})
+        code = fill(s.lang, op.template, tuple((name, e.code) for name, e in parts.items()))
         s.imports.update(op.imports)
         guards = [g for e in parts.values() for g in e.guards]
         for req in op.requires:
@@ -197,8 +196,10 @@ class Expressions:
                 continue
             guards.append(s.lang.fill(pred.guard, {p: parts[ref].code for p, ref in bound.items()}))
         result_len = {"same": recv.min_len, "grow": recv.min_len}.get(op.length_result, 0)
-        # `-7` reads as a negative literal, not as a use of `-` (the static check agrees).
-        counts_as_use = not s.lang.is_signed_number(code)
+        reads = frozenset().union(*(e.reads for e in parts.values()))
+        # `-7` reads as a negative literal, not as a use of `-` (the static check agrees). A literal
+        # reads no variable: only an expression that reads none is asked (saves parsing the rest).
+        counts_as_use = bool(reads) or not is_signed_number(s.lang, code)
         if receiver is not None and op.length_recv != "same" and (op.mutates or op.statement):
             self.apply_length_effect(receiver, op.length_recv)
         writes = frozenset().union(*(e.writes for e in parts.values()))
@@ -211,7 +212,7 @@ class Expressions:
             other_uses=sum(e.other_uses for e in parts.values()) + (s.is_other(op) and counts_as_use),
             min_len=result_len,
             guards=guards,
-            reads=frozenset().union(*(e.reads for e in parts.values())),
+            reads=reads,
             writes=writes,
             op=op.op_id,
         )
@@ -249,6 +250,37 @@ class Expressions:
             var.min_len += 1
 
 
+Options = tuple[tuple[Operation, dict[str, Type]], ...]  # operations with their bindings
+
+
+def _producers_in_scope(grammar: Grammar, want: Type, mutable: frozenset[Type]) -> Options:
+    """The producers of ``want`` without the mutating ones that no variable of a ``mutable`` type
+    can be the receiver of (memoised on the grammar: saves unifying every mutating producer with
+    the scope on every call; the scope's types repeat far more than the scope does)."""
+    key = ("producers_in_scope", want, mutable)
+    found = grammar.cache.get(key)
+    if found is None:
+        found = grammar.cache[key] = tuple(
+            (op, binding)
+            for op, binding in producers(grammar, want)
+            if not op.mutates or any(unify(op.receiver, t, binding) for t in mutable)
+        )
+    return found
+
+
+@lru_cache(maxsize=16384)
+def fill(lang: Language, template: str, values: tuple[tuple[str, str], ...]) -> str:
+    """``lang.fill`` of ``template`` with the (placeholder, code) pairs ``values``, memoised (saves
+    re-filling the same operation with the same operands, which retried statements do often)."""
+    return lang.fill(template, dict(values))
+
+
+@lru_cache(maxsize=16384)
+def is_signed_number(lang: Language, code: str) -> bool:
+    """``lang.is_signed_number``, memoised by code text (saves parsing the same expression again)."""
+    return lang.is_signed_number(code)
+
+
 def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
     """Refuse an operation a reader would call busywork, judged on its operands alone (never on
     which operation it is): every operand a constant (``len([7, -1])``), two operands reading
@@ -257,18 +289,17 @@ def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
     that are the same constant (``s[1:1]``), or a test of a
     value against a container literal (``scores == {'o': 'A'}``, ``seen.issubset({-1, 10})``:
     nearly always one answer on drawn inputs)."""
-    operands = list(parts.values())
-    if not any(e.reads for e in operands):
+    constants = [e for e in parts.values() if not e.reads]  # in one pass: what reads no variable
+    read_sets = [e.reads for e in parts.values() if e.reads]
+    if not read_sets:
         raise GenerationFailed(f"{op.op_id}: only constants")
     if op.returns is not None and op.returns.name == "bool":
-        for e in operands:
+        for e in constants:
             spec = grammar.types.get(e.type.name)
-            if not e.reads and spec is not None and not spec.constants and spec.literal:
+            if spec is not None and not spec.constants and spec.literal:
                 raise GenerationFailed(f"{op.op_id}: a test against a container literal")
-    constants = [e.code for e in operands if not e.reads]
-    if len(constants) != len(set(constants)):
+    if len(constants) != len({e.code for e in constants}):
         raise GenerationFailed(f"{op.op_id}: the same constant twice")  # ``s[1:1]``, ``replace('a', 'a')``
-    read_sets = [e.reads for e in operands if e.reads]
     if len(read_sets) != len(set(read_sets)):
         raise GenerationFailed(f"{op.op_id}: the same variable twice")
     if not op.args and parts["recv"].op == op.op_id:

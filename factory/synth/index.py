@@ -65,8 +65,16 @@ def drawable(grammar: Grammar, t: Type) -> bool:
 
 
 def iter_element(grammar: Grammar, t: Type) -> Type | None:
-    """The type a loop over a value of type ``t`` binds (None: ``t`` is not looped over)."""
+    """The type a loop over a value of type ``t`` binds (None: ``t`` is not looped over; memoised
+    on the grammar: saves parsing the type's ``iterates`` expression on every call)."""
+    key = ("iter_element", t)
+    if key in grammar.cache:
+        found: Type | None = grammar.cache[key]
+        return found
     spec = grammar.types.get(t.name)
     if spec is None or spec.iterates is None:
-        return None
-    return parse_type(spec.iterates).substitute(dict(zip(spec.params, t.args, strict=True)))
+        found = None
+    else:
+        found = parse_type(spec.iterates).substitute(dict(zip(spec.params, t.args, strict=True)))
+    grammar.cache[key] = found
+    return found

@@ -25,6 +25,16 @@ class Var:
     made_by: str = ""  # the operation that computed its value (``not`` twice is no work)
 
 
+def variants(grammar: Grammar, target: str) -> tuple[Operation, ...]:
+    """The operations with id ``target``, in grammar order (memoised on the grammar: saves a scan of
+    every operation for each program drawn)."""
+    key = ("variants", target)
+    found = grammar.cache.get(key)
+    if found is None:
+        found = grammar.cache[key] = tuple(op for op in grammar.operations if op.op_id == target)
+    return found
+
+
 class BuildState:
     """One program being built for a target operation and tier from a seeded RNG: the grammar and
     its language, the variables in scope, the names taken and the results a function may return."""
@@ -35,7 +45,7 @@ class BuildState:
         self.target = target
         self.tier = TIERS[tier]
         self.rng = rng
-        self.target_variants = [op for op in grammar.operations if op.op_id == target]
+        self.target_variants = list(variants(grammar, target))
         if not self.target_variants:
             raise KeyError(target)
         first = self.target_variants[0]
@@ -107,11 +117,10 @@ class BuildState:
 
     def random_binding(self, op: Operation, binding: dict[str, Type] | None = None) -> dict[str, Type]:
         """``binding`` extended with an element type for each of ``op``'s unbound type variables."""
-        binding = dict(binding or {})
-        for t in op.all_types():
-            for var in sorted(t.variables()):
-                if var not in binding:
-                    binding[var] = self.rng.choice(self.g.element_types)
+        binding = dict(binding) if binding else {}
+        for var in op.type_variables:
+            if var not in binding:
+                binding[var] = self.rng.choice(self.g.element_types)
         return binding
 
     def is_other(self, op: Operation) -> bool:

@@ -24,7 +24,7 @@ from factory.languages import nodes as n
 from factory.synth.control import ControlFlow
 from factory.synth.expressions import Expr, Expressions
 from factory.synth.index import ops_on
-from factory.synth.state import BuildState, GenerationFailed, Var
+from factory.synth.state import BuildState, GenerationFailed, Var, variants
 
 GUARD_SHARE = 0.1  # guarded statements (``if len(xs) > 0: ...``) where the tier has room
 
@@ -116,7 +116,8 @@ class Statements:
         s = self.s
         anchored = []
         if use_target:
-            anchored = [(op, v) for op in s.target_variants for v in s.scope if self._can_act(op, v)]
+            acting = [(v, _variants_acting_on(s.g, s.target, v.type, v.frozen)) for v in s.scope]
+            anchored = [(op, v) for i, op in enumerate(s.target_variants) for v, can in acting if can[i]]
             if (
                 must
                 and s.tier.other_ops
@@ -131,7 +132,7 @@ class Statements:
             anchored = preferred
         if anchored and (s.rng.random() < 0.9 or not use_target):
             if final:
-                weights = [self._weight(op) for op, _ in anchored]
+                weights = self._weights(anchored)
                 op, receiver = s.rng.choices(anchored, weights=weights)[0]
             else:
                 op, receiver = s.rng.choice(anchored)
@@ -146,10 +147,14 @@ class Statements:
             return op, receiver, binding or {}
         return op, None, {}
 
-    def _weight(self, op: Operation) -> float:
+    def _weights(self, pairs: list[tuple[Operation, Var]]) -> list[float]:
+        """The weight of each pair's operation for a function's last statement: its result type's
+        output weight (0.3 for a mutation or a statement; in one pass, for the whole list)."""
         weights = self.s.g.output_weights
-        returns = op.returns.name if op.returns is not None and not op.mutates else ""
-        return float(weights.get(returns, 1.0)) if returns else 0.3
+        return [
+            float(weights.get(op.returns.name, 1.0)) if op.returns is not None and not op.mutates else 0.3
+            for op, _ in pairs
+        ]
 
     def _can_act(self, op: Operation, v: Var) -> bool:
         if (op.mutates or op.statement) and v.frozen:
@@ -164,16 +169,17 @@ class Statements:
             raise GenerationFailed(f"{var.name} may not change")
         target, others = updaters(s.g, var.type, s.target)
         wanted = [v.type for v in s.scope if v.name in must and v is not var]
-        if use_target and wanted and s.tier.other_ops and not _fitting(target, wanted):
+        if use_target and wanted and s.tier.other_ops and not _fitting(s.g, var.type, s.target, True, wanted):
             use_target = False  # the target is used elsewhere; here the body must read ``must``
-        options = target if use_target else others
-        if not options and s.tier.other_ops:
-            options = others or target
+        of_target = use_target
+        if not (target if of_target else others) and s.tier.other_ops:
+            of_target = not others  # the others, or the target's when there are none
+        options = target if of_target else others
         if not options:
             raise GenerationFailed(f"no operation updates a {var.type}")
         if wanted:
-            free = [(op, b) for op, b in options if any(a.source is None for a in op.args)]
-            fitting = _fitting(options, wanted)
+            free = _free(s.g, var.type, s.target, of_target)
+            fitting = _fitting(s.g, var.type, s.target, of_target, wanted)
             options = (fitting if fitting and s.rng.random() < 0.85 else free) or options
         op, binding = s.rng.choice(options)
         return op, var, binding
@@ -194,12 +200,8 @@ class Statements:
     def other_ops_on_scope(self) -> list[tuple[Operation, Var]]:
         """(operation, variable) pairs: a non-target operation whose receiver can be the variable
         (never a mutation of a variable a loop iterates)."""
-        return [
-            (op, v)
-            for v in self.s.scope
-            for op in ops_on(self.s.g, v.type)
-            if op.op_id != self.s.target and not (v.frozen and (op.mutates or op.statement))
-        ]
+        s = self.s
+        return [(op, v) for v in s.scope for op in _other_ops_on(s.g, v.type, s.target, v.frozen)]
 
     def branch(
         self,
@@ -281,7 +283,7 @@ class Statements:
             v
             for v in s.scope
             if not v.frozen and v is not source and self._updatable(v.type)
-            and _fitting(updaters(s.g, v.type, s.target)[1], wanted)
+            and _fitting(s.g, v.type, s.target, False, wanted)
         ]  # fmt: skip
         pending = [v for v in existing if v.pending]
         if pending and s.rng.random() < 0.6:
@@ -293,9 +295,7 @@ class Statements:
             (
                 t
                 for t in types
-                if self._updatable(t)
-                and self._init_text(t)
-                and _fitting(updaters(s.g, t, s.target)[1], wanted)
+                if self._updatable(t) and self._init_text(t) and _fitting(s.g, t, s.target, False, wanted)
             ),
             key=str,
         )
@@ -324,12 +324,55 @@ class Statements:
         return min(spec.constants, key=len) if spec.constants else None
 
 
-def updaters(
-    grammar: Grammar, t: Type, target: str
-) -> tuple[list[tuple[Operation, dict]], list[tuple[Operation, dict]]]:
+def _variants_acting_on(grammar: Grammar, target: str, t: Type, frozen: bool) -> tuple[bool, ...]:
+    """For each variant of the target (``BuildState.target_variants``), whether it can act on a
+    variable of type ``t`` (``frozen``: one that may not change; memoised on the grammar: saves
+    unifying every variant with every variable on every call)."""
+    key = ("variants_acting_on", target, t, frozen)
+    found = grammar.cache.get(key)
+    if found is None:
+        found = grammar.cache[key] = tuple(
+            not ((op.mutates or op.statement) and frozen) and unify(op.receiver, t) is not None
+            for op in variants(grammar, target)
+        )
+    return found
+
+
+def _other_ops_on(grammar: Grammar, t: Type, target: str, frozen: bool) -> tuple[Operation, ...]:
+    """The non-target operations whose receiver can be a variable of type ``t``, without the
+    mutations when the variable is ``frozen`` (memoised on the grammar: saves filtering
+    ``ops_on`` for every variable on every call)."""
+    key = ("other_ops_on", t, target, frozen)
+    found = grammar.cache.get(key)
+    if found is None:
+        found = grammar.cache[key] = tuple(
+            op
+            for op in ops_on(grammar, t)
+            if op.op_id != target and not (frozen and (op.mutates or op.statement))
+        )
+    return found
+
+
+UpdateOptions = tuple[tuple[Operation, dict[str, Type]], ...]  # operations with their bindings
+
+
+def updaters(grammar: Grammar, t: Type, target: str) -> tuple[UpdateOptions, UpdateOptions]:
     """The operations that can give a variable of type ``t`` a new value computed from its old
     one (changing it, or returning a value of its type): the target's, then the others
-    (memoised on the grammar)."""
+    (memoised on the grammar, split by target: saves re-splitting the table on every call)."""
+    key = ("updaters", t, target)
+    split = grammar.cache.get(key)
+    if split is None:
+        table = _update_table(grammar, t)
+        split = grammar.cache[key] = (
+            tuple(o for o in table if o[0].op_id == target),
+            tuple(o for o in table if o[0].op_id != target),
+        )
+    return split
+
+
+def _update_table(grammar: Grammar, t: Type) -> list[tuple[Operation, dict[str, Type]]]:
+    """Every operation that can update a variable of type ``t``, in grammar order (memoised)."""
     key = ("updaters", t)
     table = grammar.cache.get(key)
     if table is None:
@@ -345,22 +388,49 @@ def updaters(
             ):
                 table.append((op, binding))
         grammar.cache[key] = table
-    return [o for o in table if o[0].op_id == target], [o for o in table if o[0].op_id != target]
+    return table
 
 
-def _fitting(options: list[tuple[Operation, dict]], wanted: list[Type]) -> list[tuple[Operation, dict]]:
-    """The operations with a free argument (no value source) that a value of a ``wanted`` type
-    can fill."""
-    kinds = set(wanted)
-    return [(op, b) for op, b in options if any(_fills(op, b, t) for t in kinds)]
-
-
-_FILLS: dict[tuple[int, tuple, Type], bool] = {}
-
-
-def _fills(op: Operation, binding: dict, t: Type) -> bool:
-    key = (id(op), tuple(sorted(binding.items())), t)
-    found = _FILLS.get(key)
+def _fitting(grammar: Grammar, t: Type, target: str, of_target: bool, wanted: list[Type]) -> UpdateOptions:
+    """The updaters of ``t`` (the target's when ``of_target``, else the others) with a free
+    argument (no value source) that a value of a ``wanted`` type can fill (memoised on the grammar:
+    saves unifying every updater's arguments with the wanted types on every call)."""
+    kinds = frozenset(wanted)
+    key = ("fitting", t, target, of_target, kinds)
+    found = grammar.cache.get(key)
     if found is None:
-        found = _FILLS[key] = any(a.source is None and unify(a.type, t, binding) is not None for a in op.args)
+        flags = [_filled_by(grammar, t, k) for k in kinds]
+        found = grammar.cache[key] = tuple(
+            o
+            for i, o in enumerate(_update_table(grammar, t))
+            if (o[0].op_id == target) == of_target and any(f[i] for f in flags)
+        )
     return found
+
+
+def _filled_by(grammar: Grammar, t: Type, k: Type) -> tuple[bool, ...]:
+    """For each updater of ``t`` (``_update_table`` order), whether a value of type ``k`` can fill
+    one of its free arguments (memoised on the grammar, for every target at once)."""
+    key = ("filled_by", t, k)
+    found = grammar.cache.get(key)
+    if found is None:
+        found = grammar.cache[key] = tuple(_fills(op, b, k) for op, b in _update_table(grammar, t))
+    return found
+
+
+def _free(grammar: Grammar, t: Type, target: str, of_target: bool) -> UpdateOptions:
+    """The updaters of ``t`` (the target's when ``of_target``, else the others) with a free
+    argument (no value source; memoised on the grammar: saves scanning their arguments per call)."""
+    key = ("free", t, target, of_target)
+    found = grammar.cache.get(key)
+    if found is None:
+        options = updaters(grammar, t, target)[0 if of_target else 1]
+        found = grammar.cache[key] = tuple(
+            (op, b) for op, b in options if any(a.source is None for a in op.args)
+        )
+    return found
+
+
+def _fills(op: Operation, binding: dict[str, Type], t: Type) -> bool:
+    """Whether a value of type ``t`` can fill one of ``op``'s free arguments under ``binding``."""
+    return any(a.source is None and unify(a.type, t, binding) is not None for a in op.args)
