@@ -134,14 +134,16 @@ def parse_args(text: str) -> tuple[Any, ...]:
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             segment = ast.get_source_segment(call_text, node) or text
             raise UserError(f"args are not literals: {shown_text(segment)}") from None
-    if not call.args:
-        return ()
     # The values as compiled code builds them, which is how a test or a reader's `f(...)` call
     # gets them: a set display of constants is copied from a frozenset constant, and its
     # iteration order can differ from inserting the items in text order (ints whose hashes
     # collide in the table, such as -1 and -2). Only literals reach this line (checked above).
-    code = compile(f"({text}\n,)", "<args>", "eval", dont_inherit=True)
-    return tuple(eval(code, {"__builtins__": {}, "set": set}))
+    code = compile(f"_collect({text}\n)", "<args>", "eval", dont_inherit=True)
+    return eval(code, {"__builtins__": {}, "set": set, "_collect": _collect})
+
+
+def _collect(*values: Any) -> tuple[Any, ...]:
+    return values
 
 
 def widened_sets(value: Any) -> Any:

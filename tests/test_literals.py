@@ -124,7 +124,7 @@ def test_args_are_the_values_compiled_code_builds() -> None:
         -2.5,
         1 + 2j,
     ]
-    assert parse_args("") == ()
+    assert parse_args("") == () and parse_args("1, [2],") == (1, [2])
 
 
 def test_widened_sets_keep_the_values_and_separate_colliding_elements() -> None:

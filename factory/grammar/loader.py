@@ -174,7 +174,7 @@ def _parse_operation(
         raise f.error(None, f"operation must be a mapping, got {node!r}")
     allowed = {
         "name", "template", "receiver", "args", "returns", "mutates", "requires", "statement",
-        "length", "imports", "names", "doc",
+        "length", "imports", "names", "doc", "copies",
     }  # fmt: skip
     name = f.require(node, "name", str, "operation")
     where = f"operation '{name}'"
@@ -188,7 +188,8 @@ def _parse_operation(
         raise f.error(node, f"{where}: 'args' must be a mapping of name → {{type, from}}", "args")
     statement = node.get("statement", False)
     mutates = node.get("mutates", False)
-    for flag, value in (("statement", statement), ("mutates", mutates)):
+    copies = node.get("copies", False)
+    for flag, value in (("statement", statement), ("mutates", mutates), ("copies", copies)):
         if not isinstance(value, bool):
             raise f.error(node, f"{where}: '{flag}' must be true or false", flag)
     returns_raw = node.get("returns", "none")
@@ -291,6 +292,7 @@ def _parse_operation(
                 file=f.name,
                 line=node.line,
                 names=op_names,
+                copies=copies,
             )
         )
     return ops

@@ -55,6 +55,8 @@ class Operation:
     line: int
     # Names by role for a variable holding the result (``count``, ``length`` for ``len``).
     names: tuple[str, ...] = ()
+    # The result equals the receiver (``xs.copy()``, ``s[:]``): comparing the two is no work.
+    copies: bool = False
 
     def all_types(self) -> list[Type]:
         types = [self.receiver, *(a.type for a in self.args)]

@@ -17,7 +17,7 @@ from tree_sitter import Node
 from factory.grammar.model import Grammar
 from factory.languages import NodeKinds, language
 from factory.languages.tree import field, text, walk
-from factory.synth.state import variants
+from factory.synth.state import target_shapes, variants
 from factory.synth.tiers import ENTRY, HELPER, TIERS
 
 
@@ -96,8 +96,7 @@ def check_program(source: str, tier: int, target: str, grammar: Grammar) -> list
     target_ops = variants(grammar, target)  # memoised: grammar.op(target) scans every operation
     if not target_ops:
         raise KeyError(target)
-    op = target_ops[0]
-    key, allowed = syntax.template_signatures(op.template, op.statement)
+    key, allowed = target_shapes(grammar, target_ops[0])
     empty_forms = _empty_forms(grammar)
     found = Counter(syntax.signatures(root, frozenset(names), empty_forms))
     if found[key] < 2:

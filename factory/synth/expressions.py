@@ -42,6 +42,7 @@ class Expressions:
     def __init__(self, state: BuildState):
         self.s = state
         self._placeholder_len: dict[str, int] = {}
+        self._parts: dict[str, Expr] = {}
         # Variables the statement being built should read (values not read yet, a loop's element),
         # and those an operation's arguments may not read (its receiver's: no ``x != x``).
         self.prefer: frozenset[str] = frozenset()
@@ -56,6 +57,9 @@ class Expressions:
 
     def min_len(self, placeholder: str) -> int:
         return self._placeholder_len.get(placeholder, 0)
+
+    def text(self, placeholder: str) -> str:
+        return self._parts[placeholder].code
 
     def variable_of(self, t: Type) -> str | None:
         options = [v.name for v in self.s.scope if v.type == t]
@@ -130,10 +134,9 @@ class Expressions:
         """Some of the candidate operations whose receiver can be a variable in scope."""
         picked = self.s.rng.sample(candidates, min(len(candidates), 12))
         found = []
-        receivers = [v for v in self.s.scope if v.name not in self.avoid]
         for op, binding in picked:
             acts = op.mutates or op.statement
-            for var in receivers:
+            for var in self.s.scope:
                 if acts and var.frozen:
                     continue
                 bound = unify(op.receiver, var.type, binding)
@@ -178,6 +181,7 @@ class Expressions:
             recv = self.expr(recv_type, budget, nest_target=is_target and s.rng.random() < 0.6)
         parts = {"recv": recv}
         self._placeholder_len = {"recv": recv.min_len}
+        self._parts = parts
         # The names a value source's text may be (only looked up when the operation has one).
         names = {v.name for v in s.scope} if any(a.source is not None for a in op.args) else set()
         avoid, self.avoid = self.avoid, self.avoid | recv.reads
@@ -281,14 +285,22 @@ def is_signed_number(lang: Language, code: str) -> bool:
     return lang.is_signed_number(code)
 
 
+def _copying_ops(grammar: Grammar) -> frozenset[str]:
+    """The ids of the operations whose result equals their receiver (memoised on the grammar)."""
+    found = grammar.cache.get("copying_ops")
+    if found is None:
+        found = grammar.cache["copying_ops"] = frozenset(o.op_id for o in grammar.operations if o.copies)
+    return found
+
+
 def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
     """Refuse an operation a reader would call busywork, judged on its operands alone (never on
     which operation it is): every operand a constant (``len([7, -1])``), two operands reading
-    the very same variables (``x != x``, ``xs == xs.copy()``, ``min(n, n)``), an argument-free
-    operation applied to its own result (``xs[:][:]``, ``s.upper().upper()``), two arguments
-    that are the same constant (``s[1:1]``), or a test of a
-    value against a container literal (``scores == {'o': 'A'}``, ``seen.issubset({-1, 10})``:
-    nearly always one answer on drawn inputs)."""
+    the same variables in the same code or through a copy (``x != x``, ``xs == xs.copy()``,
+    ``min(n, n)``; ``s == s.lower()`` is a test), an argument-free operation applied to its own
+    result (``xs[:][:]``, ``s.upper().upper()``), two arguments that are the same constant
+    (``s[1:1]``), or a test of a value against a container literal (``scores == {'o': 'A'}``,
+    ``seen.issubset({-1, 10})``: nearly always one answer on drawn inputs)."""
     constants = [e for e in parts.values() if not e.reads]  # in one pass: what reads no variable
     read_sets = [e.reads for e in parts.values() if e.reads]
     if not read_sets:
@@ -301,6 +313,10 @@ def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
     if len(constants) != len({e.code for e in constants}):
         raise GenerationFailed(f"{op.op_id}: the same constant twice")  # ``s[1:1]``, ``replace('a', 'a')``
     if len(read_sets) != len(set(read_sets)):
-        raise GenerationFailed(f"{op.op_id}: the same variable twice")
+        # Two operands over the same variables: no work when they are the same code or one is a
+        # copy (``x != x``, ``xs == xs.copy()``); a real test otherwise (``s == s.lower()``).
+        codes = [e.code for e in parts.values() if e.reads]
+        if len(codes) != len(set(codes)) or any(e.op in _copying_ops(grammar) for e in parts.values()):
+            raise GenerationFailed(f"{op.op_id}: the same variable twice")
     if not op.args and parts["recv"].op == op.op_id:
         raise GenerationFailed(f"{op.op_id}: applied to its own result")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Any
 
 from factory.grammar.model import Grammar, Operation
+from factory.grammar.sources import FORM_SOURCES
 from factory.grammar.types import Type
 from factory.languages import Language, language
 from factory.synth.tiers import ENTRY, HELPER, TIERS
@@ -35,6 +37,23 @@ def variants(grammar: Grammar, target: str) -> tuple[Operation, ...]:
     return found
 
 
+def target_shapes(grammar: Grammar, op: Operation) -> tuple[Any, frozenset[Any]]:
+    """The shape that counts as a use of the target ``op`` and every shape its uses may hold:
+    its template's, and those of its value sources' forms (``xs.index(max(xs))``: ``max`` is part
+    of the target's use, also in tier 1). Memoised on the grammar."""
+    key = ("target_shapes", op.op_id)
+    found = grammar.cache.get(key)
+    if found is None:
+        syntax = language(grammar.language).tier_syntax
+        use, allowed = syntax.template_signatures(op.template, op.statement)
+        for arg in op.args:
+            if arg.source is not None and arg.source.name in FORM_SOURCES:
+                for form in arg.source.args[1:]:
+                    allowed = allowed | syntax.template_signatures(form, False)[1]
+        found = grammar.cache[key] = (use, frozenset(allowed))
+    return found
+
+
 class BuildState:
     """One program being built for a target operation and tier from a seeded RNG: the grammar and
     its language, the variables in scope, the names taken and the results a function may return."""
@@ -48,8 +67,7 @@ class BuildState:
         self.target_variants = list(variants(grammar, target))
         if not self.target_variants:
             raise KeyError(target)
-        first = self.target_variants[0]
-        self.target_shapes = self.lang.tier_syntax.template_signatures(first.template, first.statement)[1]
+        self.target_shapes = target_shapes(grammar, self.target_variants[0])[1]
         self.scope: list[Var] = []
         self.imports: set[str] = set()
         self.used_names: set[str] = {ENTRY, HELPER}

@@ -130,3 +130,49 @@ def test_static_check_accepts_a_handwritten_tier3_program() -> None:
         "    return s\n"
     )
     assert check_program(source, 3, "str.upper", GRAMMAR) == []
+
+
+def _is_container_literal(node: ast.expr) -> bool:
+    """A list, tuple, set or dict display that reads no variable."""
+    displays = (ast.List, ast.Tuple, ast.Set, ast.Dict)
+    return isinstance(node, displays) and not any(isinstance(n, ast.Name) for n in ast.walk(node))
+
+
+def _copy_of(node: ast.expr) -> str:
+    """The code a copy (``x.copy()``, ``x[:]``) copies, else the node's own code."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "copy"
+        and not node.args
+    ):
+        return ast.unparse(node.func.value)
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Slice)
+        and node.slice.lower is node.slice.upper is node.slice.step is None
+    ):
+        return ast.unparse(node.value)
+    return ast.unparse(node)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 10**6), tier=st.sampled_from(sorted(TIERS)), target=st.sampled_from(TARGETS))
+def test_no_test_against_a_container_literal_no_constant_twice_no_comparison_with_itself(
+    seed: int, tier: int, target: str
+) -> None:
+    try:
+        program = generate_program(GRAMMAR, target, tier, random.Random(seed))
+    except GenerationFailed:
+        return
+    for node in ast.walk(ast.parse(program.source)):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            assert not any(_is_container_literal(s) for s in sides), program.source
+            assert len({_copy_of(s) for s in sides}) == len(sides), program.source
+        if isinstance(node, ast.Call):
+            constants = [ast.unparse(a) for a in node.args if isinstance(a, ast.Constant)]
+            assert len(constants) == len(set(constants)), program.source
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            bounds = [b for b in (node.slice.lower, node.slice.upper) if isinstance(b, ast.Constant)]
+            assert len(bounds) < 2 or bounds[0].value != bounds[1].value, program.source

@@ -68,6 +68,8 @@ def signatures(
             found.append(("unary", "not"))
         elif kind == "boolean_operator":
             found.append(("boolop", text(field(n, "operator"))))
+        elif kind == "conditional_expression":
+            found.append(("ifexp",))
         elif kind == "comparison_operator":
             found.extend(("cmp", " ".join(text(op).split())) for op in n.children_by_field_name("operators"))
         elif kind == "augmented_assignment":
