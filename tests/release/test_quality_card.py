@@ -44,7 +44,7 @@ def test_the_card_shows_the_quality_figures_per_tier(
     assert table["programs"][-1] == f"{figures['all']['programs']:,}"
     assert figures["all"]["programs"] == figures["1"]["programs"] + figures["4"]["programs"]
     assert re.search(r"Output types \(share of the released cases\): `\w+` \d+%", card)
-    assert "a fixed sample of 40 programs per tier" in card
+    assert "a fixed sample of 15 programs per tier" in card
     # the same input gives the same figures, byte for byte
     assemble(small_tasks, tmp_path / "b", pools_dir=pools)
     assert (tmp_path / "b" / "release" / "README.md").read_text() == card
