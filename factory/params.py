@@ -25,7 +25,7 @@ _S = TypeVar("_S", bound=BaseModel)
 
 class SynthesizeParams(_Section):
     grammar: str = "grammars/python"
-    programs_per_target_tier: int = Field(1, ge=1)
+    programs_per_target_tier: int = Field(2, ge=1)
     tiers: list[int] = [1, 2, 3, 4, 5, 6]
     max_attempts: int = Field(30, ge=1)
     workers: int = Field(0, ge=0, description="processes; 0: one per core")
@@ -43,10 +43,10 @@ INPUT_CHECKS = ("constant_output", "one_sided_branch", "irrelevant_statement")
 
 
 class InputsParams(_Section):
-    per_program: int = Field(3, ge=1, le=100)
+    per_program: int = Field(4, ge=1, le=100)
     candidates: int = Field(12, ge=1, le=1000)
     pool_size: int = Field(256, ge=1, le=100_000)
-    timeout_s: float = Field(0.5, gt=0, le=600)
+    timeout_s: float = Field(0.25, gt=0, le=600)
     rows_per_shard: int = Field(50_000, ge=100)
     checks: list[str] = Field(list(INPUT_CHECKS), description="semantic checks run (drop reasons)")
 
@@ -112,7 +112,7 @@ class Phase2Params(_Section):
     min_examples: int = Field(2, ge=1, le=20)
     hidden_tests: int = Field(8, ge=1, le=100, description="hidden unit tests per item (at most)")
     min_hidden_tests: int = Field(3, ge=1, le=100)
-    candidates: int = Field(24, ge=1, le=1000, description="extra argument lists drawn per program")
+    candidates: int = Field(12, ge=1, le=1000, description="extra argument lists drawn per program")
     rows_per_shard: int = Field(50_000, ge=100)
 
     @model_validator(mode="after")

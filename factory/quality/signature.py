@@ -16,7 +16,7 @@ from typing import Any
 
 from factory.errors import UserError
 from factory.grammar.model import Grammar
-from factory.literals import parse_args
+from factory.literals import canonical_repr, parse_args
 
 Shape = tuple[Any, ...]
 UNKNOWN: Shape = ("?",)
@@ -30,7 +30,10 @@ def shape_of(value: Any) -> Shape | None:
     if type(value) in _SCALARS:
         return (type(value).__name__,)
     if isinstance(value, (list, set, frozenset)):
-        element = _merged(shape_of(v) for v in value)
+        # A set's elements in a fixed order: merging shapes is not commutative, and a set of
+        # strings iterates in the order of the process's hash seed.
+        items = value if isinstance(value, list) else sorted(value, key=canonical_repr)
+        element = _merged(shape_of(v) for v in items)
         return (
             None if element is None else ("set" if isinstance(value, (set, frozenset)) else "list", element)
         )

@@ -381,12 +381,13 @@ def _update_table(grammar: Grammar, t: Type) -> list[tuple[Operation, dict[str, 
             binding = unify(op.receiver, t)
             if binding is None:
                 continue
-            if (
-                op.mutates
-                or op.statement
-                or (op.returns is not None and unify(op.returns, t, binding) is not None)
-            ):
+            if op.mutates or op.statement:
                 table.append((op, binding))
+            elif op.returns is not None and op.returns.variables() <= op.receiver.variables():
+                # (A result typed by the arguments alone, ``a if flag else b``, is a new value, not
+                # the receiver's next one: ``flag = False if flag else found`` reads badly.)
+                if unify(op.returns, t, binding) is not None:
+                    table.append((op, binding))
         grammar.cache[key] = table
     return table
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -17,6 +18,7 @@ from factory.contracts import TASKS_SCHEMA
 from factory.io import read_table
 from factory.params import AssembleParams
 from factory.release.card import card_configs
+from factory.release.normalize import program_key
 from factory.scoring import score_item
 from factory.tasks.prompts import gold_completion
 
@@ -117,11 +119,16 @@ def test_adding_programs_moves_no_existing_program(
         }
 
     small, full = splits(tmp_path / "small" / "release"), splits(release["dir"])
-    # A planted near-duplicate whose twin is not in the small release is kept there and dropped
-    # from the full one; every other program of the small release is in the full one too.
+    # A near-duplicate whose twin (smaller id) is not in the small release is kept there and
+    # dropped from the full one (the planted pair, and any the programs make); every other
+    # program of the small release is in the full one too, in the same split.
     common = small.keys() & full.keys()
-    assert len(common) >= len(small) - 1 > 0
+    assert len(common) > 0.9 * len(small) > 0
     assert all(full[pid] == small[pid] for pid in common)
+    sources = {r["program_id"]: r["source"] for r in rows}
+    keys = {pid: program_key(ast.parse(src)) for pid, src in sources.items()}
+    for pid in small.keys() - full.keys():
+        assert any(keys[other] == keys[pid] and other < pid for other in sources.keys() - half), pid
 
 
 def test_released_rows_score_through_factory_scoring(release: dict, tmp_path: Path) -> None:
@@ -272,7 +279,10 @@ def test_an_extra_config_over_another_input_is_one_table_entry(
     assert "config_name: phase2" in card and "| `tests` | `list<element: string>` |" in card
     ds = _load(tmp_path / "out" / "release", "phase2", tmp_path / "cache")
     loaded = [r for split in ds.values() for r in split]
-    assert sorted(r["task_id"] for r in loaded) == sorted(r["task_id"] for r in rows[:-1])
+    # HumanEval's solution is removed; ours stay but for one the release drops with its program
+    # (a near duplicate of, or contaminated like, a program of small_tasks) at most.
+    released = {r["task_id"] for r in loaded}
+    assert released <= {r["task_id"] for r in rows[:-1]} and len(released) >= len(rows) - 2
     assert all(isinstance(r["tests"], list) and r["tests"][0].startswith("assert ") for r in loaded)
     # without a config for it, an extra input is a one-line error
     proc = subprocess.run(

@@ -9,6 +9,7 @@ import pytest
 
 from factory.errors import UserError
 from factory.inputs.pools import draw_pools, write_pools
+from factory.release.card import quality_value
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def test_the_card_shows_the_quality_figures_per_tier(
         ("output identical over 40 random well-typed inputs", "constant_output"),
         ("a trivial operation: constant-only, self or identity", "trivial_operation"),
     ):
-        assert table[label] == [f"{figures[g][key]:.0%}" for g in ("1", "4", "all")]
+        assert table[label] == [quality_value(figures[g][key], "share") for g in ("1", "4", "all")]
     assert table["`if` tests with one outcome over the program's inputs (share of reached tests)"][0] == "–"
     assert table["programs"][-1] == f"{figures['all']['programs']:,}"
     assert figures["all"]["programs"] == figures["1"]["programs"] + figures["4"]["programs"]
