@@ -36,6 +36,7 @@ from factory.inputs.pools import candidates_for, draw_pools, write_pools
 from factory.io import count_rows, iter_rows
 from factory.params import ExecuteParams, InputsParams
 from factory.quality import checks
+from factory.quality.ablation import JOB_TIMEOUT_S as ABLATION_TIMEOUT_S
 from factory.quality.ablation import KIND as ABLATION
 from factory.quality.ablation import ablation_of, ablation_payload
 from factory.quality.jobs import KINDS as QUALITY_KINDS
@@ -215,16 +216,21 @@ def run_inputs_stage(
     dropped_by_tier: dict[str, Counter] = {}
     pools = draw_pools(programs_dir, grammar_dir, seed, params.pool_size, execute.workers or None)
 
-    def outcomes(programs: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        with WorkerPool(
+    def worker_pool(timeout_s: float) -> WorkerPool:
+        return WorkerPool(
             workers=execute.workers or None,
             hash_seed=execute.hash_seeds[0],
-            timeout_s=params.timeout_s,
+            timeout_s=timeout_s,
             memory_mb=execute.memory_mb,
             max_output_repr=execute.max_output_repr,
             # `arcs` and `ablation` (a language's runner may bring its own)
             kinds={**QUALITY_KINDS, **language.facet("runner").KINDS},
-        ) as pool:
+        )
+
+    def outcomes(programs: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
+        # Candidates under the candidate timeout; ablation jobs, bounded by their line events,
+        # under a backstop far above it (``factory.quality.ablation.JOB_TIMEOUT_S``).
+        with worker_pool(params.timeout_s) as pool, worker_pool(ABLATION_TIMEOUT_S) as ablation_pool:
             for batch in chunks(programs, 256):
                 drawn = [candidates_for(program, pools, grammar, seed, params) for program in batch]
                 tests = [analysis.branch_tests(program["source"]) for program in batch]
@@ -238,7 +244,7 @@ def run_inputs_stage(
                     judged.append(j)
                 if checks.IRRELEVANT_STATEMENT in enabled:
                     two_way = checks.ONE_SIDED_BRANCH in enabled and params.per_program >= 2
-                    ablation_status.update(_ablate(pool, batch, judged, two_way))
+                    ablation_status.update(_ablate(ablation_pool, batch, judged, two_way))
                 for program, j in zip(batch, judged, strict=True):
                     if j.drop is not None:
                         # Why a program's candidates failed is in candidate_status; running one
