@@ -20,7 +20,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _run(tmp: Path, name: str, **overrides) -> tuple[Path, dict]:
-    params = SynthesizeParams(tiers=[1, 3, 6], **overrides)
+    params = SynthesizeParams(tiers=[1, 3, 6], **{"programs_per_target_tier": 1, **overrides})
     stats = run_synthesize_stage(5, params, tmp / name, tmp / f"{name}.json")
     return tmp / name, stats.to_dict()
 
