@@ -14,6 +14,7 @@ at line L has an outcome per different line that followed L. The checks, each a 
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
@@ -49,8 +50,10 @@ def one_sided(runs: Sequence[Run], tests: Collection[int]) -> list[int]:
 
 def rank(runs: Sequence[Run], tests: Collection[int]) -> list[int]:
     """Indices of ``runs`` in greedy order: each next one adds the most new branch outcomes, then
-    the most new lines, then a new output, then the later (less minimal) draw."""
+    the most new lines, then a new output, then an output fewer other runs gave (an input item
+    on it is less often solved by a random argument list), then the later (less minimal) draw."""
     left = list(range(len(runs)))
+    given = Counter(run["output_repr"] for run in runs)
     ranked: list[int] = []
     covered: set[tuple[int, int]] = set()
     lines: set[int] = set()
@@ -58,9 +61,9 @@ def rank(runs: Sequence[Run], tests: Collection[int]) -> list[int]:
     branch = [outcomes(run, tests) for run in runs]
     own_lines = [set(run.get("lines") or ()) for run in runs]
 
-    def gain(i: int) -> tuple[int, int, bool, int]:
-        new_output = runs[i]["output_repr"] not in outputs
-        return (len(branch[i] - covered), len(own_lines[i] - lines), new_output, i)
+    def gain(i: int) -> tuple[int, int, bool, int, int]:
+        output = runs[i]["output_repr"]
+        return (len(branch[i] - covered), len(own_lines[i] - lines), output not in outputs, -given[output], i)
 
     while left:
         best = max(left, key=gain)
