@@ -35,9 +35,11 @@ ALL = "all"
 #: The pool's kinds: the ablation's and the measurement's own.
 KINDS = {**jobs.KINDS, **probe.KINDS}
 #: The most CPU seconds one program's ``quality`` job may take: a job takes a few milliseconds,
-#: but a random input can make a program run away (a loop over a list it grows); past this the
-#: program's dynamic figures are not measured.
-JOB_TIMEOUT_S = 1.0
+#: and a random input that makes a program run away is stopped by its own timer
+#: (``probe.RUN_CPU_S``, at most ``probe.MAX_SLOW`` times); this is only a backstop above the
+#: worst of those, so that no figure depends on the load (at 1 s, two builds of the same data
+#: measured different programs).
+JOB_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
