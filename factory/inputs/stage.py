@@ -170,7 +170,7 @@ def _run_candidates(
     pass only for programs none of whose runs so far timed out or exhausted memory. A program
     that is too slow on one input is nearly always too slow on others, or blows up on some (a list
     that a loop extends with itself): measured on the default programs, running every candidate
-    of such programs took 40% of the stage's time."""
+    of such programs took about 30% of the candidate runs' time."""
 
     def payload(i: int, args: str) -> dict[str, Any]:
         program = batch[i]

@@ -157,9 +157,7 @@ class Statements:
         ]
 
     def _can_act(self, op: Operation, v: Var) -> bool:
-        if (op.mutates or op.statement) and v.frozen:
-            return False
-        return unify(op.receiver, v.type) is not None
+        return _acts_on(op, v.type, v.frozen)
 
     def _updating_op(self, var: Var, use_target: bool, must: frozenset[str]) -> tuple[Operation, Var, dict]:
         """An operation that computes ``var``'s new value from its old one (or changes it),
@@ -331,11 +329,15 @@ def _variants_acting_on(grammar: Grammar, target: str, t: Type, frozen: bool) ->
     key = ("variants_acting_on", target, t, frozen)
     found = grammar.cache.get(key)
     if found is None:
-        found = grammar.cache[key] = tuple(
-            not ((op.mutates or op.statement) and frozen) and unify(op.receiver, t) is not None
-            for op in variants(grammar, target)
-        )
+        found = grammar.cache[key] = tuple(_acts_on(op, t, frozen) for op in variants(grammar, target))
     return found
+
+
+def _acts_on(op: Operation, t: Type, frozen: bool) -> bool:
+    """Whether ``op`` can act on a variable of type ``t`` (never changing a ``frozen`` one)."""
+    if (op.mutates or op.statement) and frozen:
+        return False
+    return unify(op.receiver, t) is not None
 
 
 def _other_ops_on(grammar: Grammar, t: Type, target: str, frozen: bool) -> tuple[Operation, ...]:
