@@ -50,7 +50,7 @@ STAGES: tuple[StageSpec, ...] = (
     ),
     StageSpec(
         "inputs",
-        params=("seed", "synthesize.grammar", "inputs", "execute"),
+        params=("seed", "synthesize.grammar", "inputs", "execute", "trace.max_steps"),
         required=("synthesize", "inputs", "execute"),
         options=(
             ("--programs", "data/programs"),

@@ -79,7 +79,7 @@ def inputs(
     p = _params(params, "inputs")
     _check_inputs("inputs", programs=programs)
     run_inputs_stage(
-        p.seed, p.inputs, p.execute, p.synthesize.grammar, programs, out, stats, pools
+        p.seed, p.inputs, p.execute, p.synthesize.grammar, programs, out, stats, pools, p.trace.max_steps
     ).print_summary()
 
 

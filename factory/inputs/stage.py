@@ -34,7 +34,7 @@ from factory.contracts import CASES_SCHEMA
 from factory.grammar.loader import load_grammar
 from factory.inputs.pools import candidates_for, draw_pools, write_pools
 from factory.io import count_rows, iter_rows
-from factory.params import ExecuteParams, InputsParams
+from factory.params import ExecuteParams, InputsParams, TraceParams
 from factory.quality import checks
 from factory.quality.ablation import JOB_TIMEOUT_S as ABLATION_TIMEOUT_S
 from factory.quality.ablation import KIND as ABLATION
@@ -163,9 +163,11 @@ WAVES = (1, 3)
 
 
 def _run_candidates(
-    pool: WorkerPool, batch: list[dict], drawn: list[list[str]], tests: list[list[int]]
+    pool: WorkerPool, batch: list[dict], drawn: list[list[str]], tests: list[list[int]], max_steps: int
 ) -> list[list[dict[str, Any]]]:
-    """Arc-trace runs of the candidates (arcs from the lines ``tests[i]`` of program i), in passes
+    """Arc-trace runs of the candidates (arcs from the lines ``tests[i]`` of program i), each
+    stopped past ``max_steps`` line events (``too_many_steps``: a case the trace stage could not
+    trace, stopped at the same point under any load; not a reason to stop the program), in passes
     (``WAVES``): the first candidate of each program, then the next three, then the others, each
     pass only for programs none of whose runs so far timed out or exhausted memory. A program
     that is too slow on one input is nearly always too slow on others, or blows up on some (a list
@@ -174,7 +176,13 @@ def _run_candidates(
 
     def payload(i: int, args: str) -> dict[str, Any]:
         program = batch[i]
-        return {"source": program["source"], "entry": program["entry"], "args": args, "tests": tests[i]}
+        return {
+            "source": program["source"],
+            "entry": program["entry"],
+            "args": args,
+            "tests": tests[i],
+            "budget": max_steps,
+        }
 
     runs: list[list[dict[str, Any]]] = [[] for _ in batch]
     start = 0
@@ -203,10 +211,12 @@ def run_inputs_stage(
     out_dir: str | Path,
     stats_path: str | Path,
     pools_dir: str | Path | None = None,
+    max_steps: int = TraceParams().max_steps,
 ) -> StageStats:
     """Draw, run, choose and check the inputs of every program; write ``out_dir`` (cases), the
     stats and, when ``pools_dir`` is given, the drawn pools (the phase2 stage samples its hidden
-    tests there)."""
+    tests there). A candidate past ``max_steps`` line events (the trace stage's limit) is not
+    kept."""
     grammar = load_grammar(grammar_dir)
     language = languages.language(grammar.language)
     analysis = language.facet("analysis")
@@ -234,7 +244,7 @@ def run_inputs_stage(
             for batch in chunks(programs, 256):
                 drawn = [candidates_for(program, pools, grammar, seed, params) for program in batch]
                 tests = [analysis.branch_tests(program["source"]) for program in batch]
-                all_runs = _run_candidates(pool, batch, drawn, tests)
+                all_runs = _run_candidates(pool, batch, drawn, tests, max_steps)
                 judged = []
                 for program, candidates, runs, lines in zip(batch, drawn, all_runs, tests, strict=True):
                     status_counts.update(r["status"] for r in runs)

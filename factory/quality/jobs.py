@@ -3,7 +3,10 @@
 ``arcs``: ``lines_job`` plus the ``arcs``, the (line, next line) pairs executed in each of the
 program's frames (next line 0: the frame returned after the line; line 0: the frame's first
 line), only those from the payload's ``tests`` lines when it has them, and ``events``, the number
-of line events. An ``if`` test at line L went both ways when two different lines followed L.
+of line events. An ``if`` test at line L went both ways when two different lines followed L. With
+a ``budget`` (line events), a run past it stops with the status ``too_many_steps``: at the same
+line event under any load, where the pool's CPU timer alone would stop a long run at a point that
+depends on the load (and so would the verdict on a run that ends near it).
 
 ``ablation``: one program's statement-removal variants (sources made in the parent: this module
 imports no parser) run on its inputs, each run bounded by a line-event budget; the answer says on
@@ -20,7 +23,7 @@ from typing import Any
 
 from factory.program_code import PROGRAM_FILENAME
 from factory.sandbox.trusted import worker
-from factory.sandbox.trusted.worker import OK, call_program, describe_output
+from factory.sandbox.trusted.worker import OK, call_program, describe_output, drop
 
 #: kind -> "module:function", for ``WorkerPool(kinds=...)``.
 KINDS = {
@@ -30,6 +33,8 @@ KINDS = {
 
 #: What a run stopped by its line-event budget reports (an outcome no original run has).
 BUDGET = "budget"
+#: What an ``arcs`` run stopped by its line-event budget reports (the trace stage's name for it).
+TOO_MANY_STEPS = "too_many_steps"
 #: What an ablation job that ran out of its total budget reports (``changed`` is then partial).
 INCOMPLETE = "incomplete"
 
@@ -41,6 +46,7 @@ def arcs_job(payload: dict[str, Any]) -> dict[str, Any]:
     add, add_line = arcs.add, lines.add
     tests = payload.get("tests")
     kept = None if tests is None else frozenset(tests)
+    budget = payload.get("budget")
     events = 0
 
     def tracer(frame: Any, event: str, arg: Any) -> Any:
@@ -57,6 +63,8 @@ def arcs_job(payload: dict[str, Any]) -> dict[str, Any]:
                 add_line(line)
                 last = line
                 events += 1
+                if budget is not None and events > budget:
+                    raise BudgetExceeded
             elif event == "return" and (kept is None or last in kept):
                 add((last, 0))
             return local
@@ -64,7 +72,10 @@ def arcs_job(payload: dict[str, Any]) -> dict[str, Any]:
         return local
 
     failed, value = call_program(payload, tracer)
-    result = failed if failed is not None else describe_output(value)
+    if budget is not None and events > budget:
+        result = drop(TOO_MANY_STEPS)
+    else:
+        result = failed if failed is not None else describe_output(value)
     result["lines"] = sorted(lines)
     result["arcs"] = sorted(arcs)
     result["events"] = events

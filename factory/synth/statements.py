@@ -128,6 +128,11 @@ class Statements:
         if not use_target:
             anchored = self.other_ops_on_scope()
         preferred = [(op, v) for op, v in anchored if v.name in must]
+        if final and len(must) > 1:
+            # Combining the values left into one: an operation on one of them that can take
+            # another as an argument (else the function returns them as a pair).
+            combining = [(op, v) for op, v in preferred if _takes_another(op, v, must, s.scope)]
+            preferred = combining or preferred
         if preferred and s.rng.random() < 0.9:
             anchored = preferred
         if anchored and (s.rng.random() < 0.9 or not use_target):
@@ -437,3 +442,9 @@ def _free(grammar: Grammar, t: Type, target: str, of_target: bool) -> UpdateOpti
 def _fills(op: Operation, binding: dict[str, Type], t: Type) -> bool:
     """Whether a value of type ``t`` can fill one of ``op``'s free arguments under ``binding``."""
     return any(a.source is None and unify(a.type, t, binding) is not None for a in op.args)
+
+
+def _takes_another(op: Operation, v: Var, must: frozenset[str], scope: list[Var]) -> bool:
+    """Whether ``op`` acting on ``v`` has a free argument that another variable of ``must`` can fill."""
+    binding = unify(op.receiver, v.type) or {}
+    return any(_fills(op, binding, w.type) for w in scope if w.name in must and w is not v)

@@ -244,5 +244,5 @@ def test_identity_arguments_and_output_weights_load() -> None:
     assert identity[("int.mul", "other")] == ("0", "1")
     assert identity[("list.add", "other")] == ("[]",)
     assert identity[("set.union", "other")] == ("set()",)
-    assert grammar.output_weight("str") == 4.0 and grammar.output_weight("bool") == 0.25
+    assert grammar.output_weight("str") == 10.0 and grammar.output_weight("bool") == 0.25
     assert grammar.output_weight("no_such_type") == 1.0

@@ -199,10 +199,28 @@ def test_a_statement_that_matters_on_one_rare_candidate_has_it_swapped_in() -> N
     candidates = ["0", "1", "7", "3"]
     analysis = language("python").facet("analysis")
     with WorkerPool(workers=1, kinds=KINDS) as pool:
-        runs = _run_candidates(pool, [program], [candidates], [[]])[0]
+        runs = _run_candidates(pool, [program], [candidates], [[]], 2000)[0]
         judged = _first_checks(program, candidates, runs, frozenset(), 2, frozenset(INPUT_CHECKS), analysis)
         assert [judged.args[i] for i in judged.chosen] == ["7", "3"]  # the most lines, then the later draw
         judged.chosen, judged.others = (0, 1), (2, 3)  # as if coverage had kept "0" and "1"
         _ablate(pool, [program], [judged], one_sided=True)
     assert judged.drop is None
     assert [judged.args[i] for i in judged.chosen] == ["0", "7"]
+
+
+def test_a_candidate_past_the_step_limit_stops_there_and_is_not_kept() -> None:
+    # The run of n=5000 passes 50 line events long before any timer; the program goes on.
+    from factory.inputs.stage import _first_checks, _run_candidates
+    from factory.languages import language
+    from factory.quality.jobs import KINDS, TOO_MANY_STEPS
+    from factory.sandbox.trusted.pool import WorkerPool
+
+    loop = "def f(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n"
+    program = _program_rows((loop,))[0]
+    candidates = ["5000", "3", "4", "2"]
+    analysis = language("python").facet("analysis")
+    with WorkerPool(workers=1, kinds=KINDS) as pool:
+        runs = _run_candidates(pool, [program], [candidates], [[]], 50)[0]
+    assert [r["status"] for r in runs] == [TOO_MANY_STEPS, "ok", "ok", "ok"]
+    judged = _first_checks(program, candidates, runs, frozenset(), 4, frozenset(), analysis)
+    assert sorted(judged.args[i] for i in judged.chosen) == ["2", "3", "4"]
