@@ -451,6 +451,8 @@ HOSTILE_CASES = {
     "chdir_escape": PLUS_ONE[:1],
     "proc_self_root": [f"assert {SECRET_VALUE!r} in f(1)"],
     "ctypes_without_import": PLUS_ONE[:1],
+    "stop_iteration": ["assert all(map(lambda c: f(c[0]) == c[1], [(1, 2), (5, 6)]))", *PLUS_ONE],
+    "colliding_hashes": PLUS_ONE[:1],
 }
 
 
@@ -722,3 +724,13 @@ def test_zz_scorer_survives_and_keeps_its_speed(baseline_speed: float):
     # Runs last in this module (pytest keeps file order): the hostile suite ran before it.
     after = _normal_call_seconds()
     assert after < max(3 * baseline_speed, baseline_speed + 0.25), (baseline_speed, after)
+
+
+def test_a_result_built_to_be_costly_to_rebuild_costs_the_scorer_little(tmp_path: Path):
+    # 38,000 complex numbers of one hash: rebuilding them as a set took the scorer's process about
+    # 15 s of CPU before the literal reader counted hashes; parsing the 0.86 MB answer takes ~0.4 s.
+    code = hostile("colliding_hashes", tmp_path / "pwned.txt", 0)
+    start = time.process_time()
+    report = run_tests(code, ["assert f(1) == 2"], timeout_s=30, memory_mb=512)
+    assert time.process_time() - start < 3.0  # this process's CPU only: the job's own time is not in it
+    assert report.per_test == [False]

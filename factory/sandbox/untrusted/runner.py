@@ -87,6 +87,7 @@ ERROR = "error"  # the called function raised
 EXITED = "exited"  # the called function raised SystemExit (or another non-Exception)
 NON_LITERAL = "non_literal"  # the called function returned a value that is not a literal
 BAD_ARGS = "bad_args"  # the arguments are not literals
+ESCAPED = "control_flow_exception"  # the called function raised StopIteration (or StopAsyncIteration)
 
 
 @dataclass
@@ -450,6 +451,11 @@ class _Session:
         if kind == "opaque":
             return Opaque(value)
         if kind == "raise":
+            if isinstance(value, (StopIteration, StopAsyncIteration)):
+                # Out of a proxy it would end the test's own iteration early, as if every item
+                # passed (``assert all(map(lambda c: f(c[0]) == c[1], cases))``): no test may see it.
+                self.failure = ESCAPED
+                raise _TestAborted(ESCAPED)
             raise value
         self.failure = EXITED if kind == "exited" else NON_LITERAL
         raise _TestAborted(self.failure)
