@@ -560,3 +560,51 @@ def test_the_worker_knows_only_its_own_job_kinds() -> None:
         assert echoed["output_repr"] == "5"
         with pytest.raises(ValueError, match="unknown job kind 'trace'"):
             next(pool.map("trace", [{}]))
+
+
+# (what a job changes, what a later job reads): the later job must read the worker's own state.
+LEAKS = {
+    "module global": ("import math\n\ndef f(x):\n    math.pi = 3\n    return 1\n",
+                      "import math\n\ndef f(x):\n    return math.pi\n"),
+    "module global through a module": ("import string\n\ndef f(x):\n    string.digits = 'x'\n    return 1\n",
+                                       "import string\n\ndef f(x):\n    return string.digits\n"),
+    "module global through a dunder": (
+        "def f(x):\n    subclasses = ().__class__.__base__.__subclasses__()\n"
+        "    wrap = [c for c in subclasses if c.__qualname__ == '_wrap_close'][0]\n"
+        "    wrap.__init__.__globals__['sep'] = '!'\n    return 1\n",
+        "import os\n\ndef f(x):\n    return os.sep\n"),
+    "decimal context": ("import decimal\n\ndef f(x):\n    decimal.getcontext().prec = 3\n    return 1\n",
+                        "import decimal\n\ndef f(x):\n    return str(decimal.Decimal(1) / 7)\n"),
+    "working directory": ("import os\n\ndef f(x):\n    os.chdir('/')\n    return 1\n",
+                          "import os\n\ndef f(x):\n    return os.getcwd()\n"),
+    "umask": ("import os\n\ndef f(x):\n    os.umask(0o777)\n    return 1\n",
+              "import os\n\ndef f(x):\n    m = os.umask(0)\n    os.umask(m)\n    return m\n"),
+    "environment": ("import os\n\ndef f(x):\n    os.environ['LEAK'] = '1'\n    return 1\n",
+                    "import os\n\ndef f(x):\n    return os.environ.get('LEAK')\n"),
+    "int digit limit": ("import sys\n\ndef f(x):\n    sys.set_int_max_str_digits(640)\n    return 1\n",
+                        "import sys\n\ndef f(x):\n    return sys.get_int_max_str_digits()\n"),
+    "switch interval": ("import sys\n\ndef f(x):\n    sys.setswitchinterval(1.0)\n    return 1\n",
+                        "import sys\n\ndef f(x):\n    return sys.getswitchinterval()\n"),
+    "threads": ("import threading, time\n\ndef f(x):\n"
+                "    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n    return 1\n",
+                "import threading\n\ndef f(x):\n    return threading.active_count()\n"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("what", sorted(LEAKS))
+def test_a_job_that_changes_process_state_leaves_it_to_no_later_job(what: str) -> None:
+    change, read = LEAKS[what]
+    with WorkerPool(workers=1, timeout_s=TIMEOUT_S, memory_mb=256) as one:
+        before = run_one(one, case(read))
+        assert before["status"] == "ok", before
+        results = list(one.map("run", [case(change), case(read)]))
+    assert results[0]["status"] == "ok", results[0]
+    assert results[1]["output_repr"] == before["output_repr"], what
+
+
+def test_a_program_that_reaches_no_process_state_keeps_its_worker() -> None:
+    with WorkerPool(workers=1, timeout_s=TIMEOUT_S, memory_mb=256) as one:
+        pid = one.pids()
+        floor = case("import math\n\ndef f(x):\n    return math.floor(x / 2)\n")
+        list(one.map("run", [floor] * 20 + [NORMAL] * 20))
+        assert one.pids() == pid and one.restarts == 0

@@ -15,7 +15,9 @@ should catch the program's exceptions itself (``call_program`` does); anything t
 reported as ``crash`` with a ``detail``. Per job the worker resets stdout/stderr to the bounded
 sink, the recursion limit, ``random``'s seed and the trace function.
 A result carrying ``"retire": True`` makes the worker exit after sending it (the pool replaces it
-without counting a crash); it is used after a MemoryError, when the heap may be left fragmented.
+without counting a crash); it is used after a MemoryError, when the heap may be left fragmented,
+and after a job that changed process state a later job would see (module globals, the decimal
+context, cwd, umask, environment, threads...: ``factory.sandbox.trusted.process_state``).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from factory.literals import (
 )
 from factory.program_code import PROGRAM_FILENAME, program_code
 from factory.sandbox.os_helpers import HEADER, die_with_parent, frame, set_limits, typed_prctl, write_all
+from factory.sandbox.trusted.process_state import Snapshot, reach
 
 PROGRESS = struct.Struct("<Q")  # jobs started, in the memory shared with the pool
 HOLD_S = 0.002  # how long finished answers may wait to be sent together (see ``serve``)
@@ -197,6 +200,30 @@ def compile_program(source: str, shipped: bytes | None = None) -> Any:
     if len(_code_cache) > COMPILE_CACHE_SIZE:
         _code_cache.popitem(last=False)
     return code
+
+
+_NO_REACH: frozenset[str] = frozenset()
+_reach_cache: OrderedDict[str, frozenset[str] | None] = OrderedDict()
+
+
+def _snapshot_for(payload: dict[str, Any]) -> Snapshot | None:
+    """A ``Snapshot`` before a job whose program can reach process state (imports, dunders...),
+    else None (``factory.sandbox.trusted.process_state``; by source, a small LRU cache)."""
+    source = payload.get("source")
+    if not isinstance(source, str):
+        return None
+    if source in _reach_cache:
+        _reach_cache.move_to_end(source)
+        modules = _reach_cache[source]
+    else:
+        try:
+            modules = reach(source, compile_program(source, payload.get("code")))
+        except BadProgram:
+            modules = _NO_REACH  # it will not run
+        _reach_cache[source] = modules
+        if len(_reach_cache) > COMPILE_CACHE_SIZE:
+            _reach_cache.popitem(last=False)
+    return None if modules == _NO_REACH else Snapshot(modules)
 
 
 def load_entry(
@@ -514,6 +541,7 @@ class _Jobs:
         # up front so that a program's first `import random` gets the same state as every later
         # one: results never depend on a worker's history.
         random.setstate(self.random_state)
+        snapshot = _snapshot_for(payload)
         sys.stdout = sys.stderr = _sink
         try:
             result = self.function(kind)(payload)
@@ -531,6 +559,8 @@ class _Jobs:
             for sig, handler in self.handlers:
                 if _signal.getsignal(sig) != handler:
                     signal.signal(sig, handler)
+        if snapshot is not None and snapshot.changed() is not None:
+            result = {**result, "retire": True}  # a later job must not see what this one changed
         return result
 
     def _arm_cpu(self) -> None:
