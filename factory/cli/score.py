@@ -9,6 +9,7 @@ or not.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,7 +18,9 @@ import typer
 from factory.cli import app
 from factory.errors import UserError
 from factory.io import parse_json_object
+from factory.sandbox.untrusted.runner import ALLOW_WEAK_ENV, sandbox_layers
 from factory.scoring import score_item
+from factory.scoring.score import needs_execution
 
 
 @app.command("score")
@@ -36,8 +39,17 @@ def score_command(
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds per sandboxed run (input, codegen).")
     ] = 5.0,
+    allow_weak_sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--allow-weak-sandbox",
+            help="Run untrusted code even without a kernel layer (seccomp, Landlock), with a warning.",
+        ),
+    ] = False,
 ) -> None:
     """Score a completion: the reward and how each answer was judged."""
+    if allow_weak_sandbox:
+        os.environ[ALLOW_WEAK_ENV] = "1"
     if not 0.0 <= alpha <= 1.0:
         raise UserError(f"--alpha must be in [0, 1], got {alpha}")
     if timeout <= 0:
@@ -49,6 +61,8 @@ def score_command(
     for question, gold in zip(data["per_question"], gold_answers(item), strict=False):
         question["gold"] = gold
     shown = {"reward": data.pop("reward"), **data}
+    if needs_execution(item):
+        shown["sandbox"] = sandbox_layers()
     if json_out:
         print(json.dumps(shown))
     else:
@@ -121,6 +135,10 @@ def _print_table(shown: dict[str, Any]) -> None:
         extras.append(f"sandbox {shown['status']}")
     if extras:
         title += " (" + ", ".join(extras) + ")"
+    if "sandbox" in shown:
+        title += "\nsandbox layers: " + ", ".join(shown["sandbox"]["in_force"])
+        if shown["sandbox"]["missing"]:
+            title += " (missing: " + ", ".join(shown["sandbox"]["missing"]) + ")"
     table = Table(title=title)
     table.add_column("#", justify="right")
     table.add_column("family")

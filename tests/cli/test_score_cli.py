@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -78,6 +79,19 @@ def test_codegen_task(execverify: str, tmp_path: Path):
     assert data["reward"] == 0.5
     assert data["status"] == "ok"
     assert [q["test"] for q in data["per_question"]] == ["assert f(1) == 2", "assert f(2) == 4"]
+    assert {"audit_hook", "seccomp", "landlock"} <= set(data["sandbox"]["in_force"])
+
+
+def test_a_missing_kernel_layer_is_refused_unless_allowed(execverify: str, tmp_path: Path):
+    task = write(tmp_path, "task.json", {"family": "codegen", "entry": "f", "tests": ["assert f(1) == 2"]})
+    completion = write(tmp_path, "c.py", "def f(x):\n    return x + 1\n")
+    env = {**os.environ, "EXECVERIFY_SANDBOX_SIMULATE_MISSING": "landlock"}
+    args = [execverify, "score", "--task", str(task), "--completion", str(completion), "--json"]
+    refused = json.loads(subprocess.run(args, capture_output=True, text=True, env=env).stdout)
+    assert (refused["reward"], refused["sandbox"]["missing"]) == (0.0, ["landlock"])
+    allowed = subprocess.run([*args, "--allow-weak-sandbox"], capture_output=True, text=True, env=env)
+    assert json.loads(allowed.stdout)["reward"] == 1.0
+    assert "without landlock" in allowed.stderr
 
 
 def test_table_output(execverify: str, tmp_path: Path):

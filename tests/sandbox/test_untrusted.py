@@ -25,7 +25,15 @@ from pathlib import Path
 import pytest
 
 from factory.sandbox.untrusted import fork, runner
-from factory.sandbox.untrusted.runner import Opaque, call_function, run_tests
+from factory.sandbox.untrusted.runner import (
+    ALLOW_WEAK_ENV,
+    SANDBOX_INCOMPLETE,
+    SIMULATE_MISSING_ENV,
+    Opaque,
+    call_function,
+    run_tests,
+    sandbox_layers,
+)
 from factory.scoring import score_item
 
 HOSTILE = Path(__file__).parent / "hostile"
@@ -328,7 +336,7 @@ def test_seccomp_holds_without_the_audit_hook():
 import json, os, socket, sys, threading
 sys.path.insert(0, {str(CHILD.parent)!r})
 import child
-active = child._lockdown(os.getppid())
+active, _ = child._lockdown(os.getppid())
 out = {{"active": active}}
 def attempt(name, fn):
     try:
@@ -381,8 +389,8 @@ def test_landlock_confines_changes_without_the_audit_hook(tmp_path: Path):
 import json, os, sys
 sys.path.insert(0, {str(CHILD.parent)!r})
 import child
-active = child._lockdown(os.getppid(), tmp={str(inside)!r})
-out = {{"seccomp": active}}
+active, landlocked = child._lockdown(os.getppid(), tmp={str(inside)!r})
+out = {{"seccomp": active, "landlock": landlocked}}
 def attempt(name, fn):
     try:
         fn()
@@ -399,7 +407,7 @@ print(json.dumps(out))
 """
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     out = json.loads(done.stdout)
-    assert out["seccomp"] is True
+    assert out["seccomp"] is True and out["landlock"] is True
     for name in ("write_inside", "mkdir_inside", "read_outside"):
         assert out[name] == "allowed", name
     for name in ("write_outside", "mkdir_outside", "rename_out"):
@@ -734,3 +742,40 @@ def test_a_result_built_to_be_costly_to_rebuild_costs_the_scorer_little(tmp_path
     report = run_tests(code, ["assert f(1) == 2"], timeout_s=30, memory_mb=512)
     assert time.process_time() - start < 3.0  # this process's CPU only: the job's own time is not in it
     assert report.per_test == [False]
+
+
+# --------------------------------------------------------------------------------------------
+# the layers in force, and the policy when one is missing
+
+
+def test_the_kernel_layers_in_force_are_reported():
+    layers = sandbox_layers()
+    assert layers["in_force"][:3] == ["rlimits", "session", "audit_hook"]
+    assert {"seccomp", "landlock"} <= set(layers["in_force"]), (
+        "this machine has both (see docs/design.md §6.2)"
+    )
+    assert layers["missing"] == [] and layers["weak_allowed"] is False
+
+
+@pytest.mark.parametrize("layer", ["seccomp", "landlock"])
+def test_a_missing_kernel_layer_refuses_untrusted_code_unless_allowed(
+    layer: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    marker = tmp_path / "ran"
+    code = f"open({str(marker)!r}, 'w').close()\ndef f(x):\n    return x + 1\n"
+    monkeypatch.setenv(SIMULATE_MISSING_ENV, layer)
+    report = run_tests(code, PLUS_ONE, timeout_s=TIMEOUT)
+    assert (report.passed, report.status) == (0, SANDBOX_INCOMPLETE)
+    assert not marker.exists(), "the code ran although a layer was missing"
+    assert call_function(code, "f", (1,)).status == SANDBOX_INCOMPLETE
+    assert sandbox_layers()["missing"] == [layer]
+    item = {"family": "codegen", "entry": "f", "tests": PLUS_ONE}
+    assert score_item(item, f"```python\n{code}```", timeout_s=TIMEOUT).reward == 0.0
+
+    monkeypatch.setenv(ALLOW_WEAK_ENV, "1")
+    with caplog.at_level("WARNING", logger="factory.sandbox.untrusted.runner"):
+        allowed = run_tests("def f(x):\n    return x + 1\n", PLUS_ONE, timeout_s=TIMEOUT)
+    assert allowed.passed == 2
+    assert any(layer in r.getMessage() and "without" in r.getMessage() for r in caplog.records) or (
+        (layer,) in runner._warned  # warned once per process, maybe by an earlier test
+    )

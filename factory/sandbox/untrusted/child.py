@@ -299,24 +299,25 @@ def _prepare_landlock(ctypes: Any, libc: Any) -> _Landlock | None:
         return None
 
 
-def _lockdown(parent_pid: int, prepared: tuple[Any, ...] | None = None, tmp: str | None = None) -> bool:
+def _lockdown(
+    parent_pid: int, prepared: tuple[Any, ...] | None = None, tmp: str | None = None
+) -> tuple[bool, bool]:
     """Parent-death signal, no_new_privs, Landlock beneath ``tmp`` (when given and the kernel
-    has it) and the seccomp filter; returns whether seccomp is active."""
+    has it) and the seccomp filter; returns whether (seccomp, Landlock) are active."""
     try:
         if prepared is None:
             prepared = prepare_lockdown()
         if prepared is None:
-            return False
+            return False, False
         prctl, filters, fprog_address, pid_at, landlock = prepared
         os_helpers.die_with_parent(prctl, parent_pid, VIOLATION_EXIT)
         if filters is None:
-            return False
+            return False, False
         filters[pid_at].k = os.getpid()
         if prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
-            return False
-        if landlock is not None and tmp is not None:
-            landlock.apply(tmp)
-        return prctl(22, 2, fprog_address, 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+            return False, False
+        landlocked = landlock is not None and tmp is not None and landlock.apply(tmp)
+        return prctl(22, 2, fprog_address, 0, 0) == 0, landlocked  # PR_SET_SECCOMP, MODE_FILTER
     finally:
         prepared = landlock = None
         for name in [m for m in sys.modules if m.split(".")[0] in ("ctypes", "_ctypes")]:
@@ -574,7 +575,9 @@ def serve(
     """
     try:
         _set_limits(*limits)
-        seccomp = _lockdown(parent_pid, lockdown_box.pop() if lockdown_box else None, tmp)
+        seccomp, landlock = _lockdown(parent_pid, lockdown_box.pop() if lockdown_box else None, tmp)
+        # The layers in force, told before any of the job's code runs (the parent's policy).
+        _send(resp_fd, b"K", " ".join(n for n, on in (("seccomp", seccomp), ("landlock", landlock)) if on))
         frame = _read_frame(req_fd)
         if frame is None:
             os._exit(0)

@@ -49,6 +49,7 @@ from __future__ import annotations
 import ast
 import builtins
 import keyword
+import logging
 import marshal
 import math
 import os
@@ -87,6 +88,7 @@ ERROR = "error"  # the called function raised
 EXITED = "exited"  # the called function raised SystemExit (or another non-Exception)
 NON_LITERAL = "non_literal"  # the called function returned a value that is not a literal
 BAD_ARGS = "bad_args"  # the arguments are not literals
+SANDBOX_INCOMPLETE = "sandbox_incomplete"  # a kernel layer is missing: the code was not run
 ESCAPED = "control_flow_exception"  # the called function raised StopIteration (or StopAsyncIteration)
 
 
@@ -211,6 +213,63 @@ class Opaque:
         return f"<opaque value, {'truthy' if self._truthy else 'falsy'}>"
 
 
+#: The kernel's layers every job must have (seccomp and Landlock; the rlimits, the session and the
+#: audit hook are always set up). Without one, untrusted code is refused (``sandbox_incomplete``)
+#: unless the user allows it (``ALLOW_WEAK_ENV=1``, ``execverify score --allow-weak-sandbox``), and
+#: then one warning per process names what is missing.
+KERNEL_LAYERS = ("seccomp", "landlock")
+ALLOW_WEAK_ENV = "EXECVERIFY_ALLOW_WEAK_SANDBOX"
+#: For tests of that policy: kernel layers to treat as missing (comma-separated names).
+SIMULATE_MISSING_ENV = "EXECVERIFY_SANDBOX_SIMULATE_MISSING"
+_last_layers: tuple[str, ...] | None = None  # what the latest job had in force
+_warned: set[tuple[str, ...]] = set()
+
+
+def weak_sandbox_allowed() -> bool:
+    """Whether the user allowed untrusted code to run with a kernel layer missing."""
+    return os.environ.get(ALLOW_WEAK_ENV, "") not in ("", "0")
+
+
+def _note_layers(text: str) -> tuple[str, ...]:
+    """The kernel layers a child reported (less the simulated-missing ones), remembered for
+    ``sandbox_layers``; warns once per set of missing layers when they are allowed."""
+    global _last_layers
+    simulated = set(os.environ.get(SIMULATE_MISSING_ENV, "").split(","))
+    layers = tuple(n for n in KERNEL_LAYERS if n in text.split() and n not in simulated)
+    if _last_layers is None:  # the first job of this process: say what holds (rewards' logs)
+        logging.getLogger(__name__).info(
+            "untrusted code runs under rlimits, its own session, the audit hook%s",
+            "".join(f", {n}" for n in layers),
+        )
+    _last_layers = layers
+    missing = _missing(layers)
+    if missing and weak_sandbox_allowed() and missing not in _warned:
+        _warned.add(missing)
+        logging.getLogger(__name__).warning(
+            "untrusted code runs without %s (%s is set): a hostile completion may reach the host",
+            " and ".join(missing), ALLOW_WEAK_ENV,
+        )  # fmt: skip
+    return layers
+
+
+def _missing(layers: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(n for n in KERNEL_LAYERS if n not in layers)
+
+
+def sandbox_layers() -> dict[str, Any]:
+    """The layers in force for untrusted jobs (from the latest job; a probe job when none ran yet):
+    ``in_force`` (always the rlimits, the session and the audit hook, plus the kernel layers the
+    job had), ``missing`` and ``weak_allowed``."""
+    if _last_layers is None:
+        call_function("def f():\n    return 0\n", "f", ())
+    kernel = _last_layers or ()
+    return {
+        "in_force": ["rlimits", "session", "audit_hook", *kernel],
+        "missing": list(_missing(kernel)),
+        "weak_allowed": weak_sandbox_allowed(),
+    }
+
+
 class _Child:
     """One live untrusted process and the parent's end of its two pipes.
 
@@ -225,6 +284,7 @@ class _Child:
         self.req_w = self.resp_r = -1
         self.names: list[str] = []
         self.raw_names: list[str] = []
+        self.layers: tuple[str, ...] = ()
         self.code = code
         self.loose = loose
         req_r, req_w = os.pipe()
@@ -312,7 +372,14 @@ class _Child:
 
     # -- protocol ----------------------------------------------------------------------------
     def start(self, deadline: float) -> None:
-        """Send the code and wait until it has loaded; raises _ChildFailure."""
+        """Check the child's layers, send the code and wait until it has loaded; raises
+        _ChildFailure (``sandbox_incomplete`` before the code is sent, see ``KERNEL_LAYERS``)."""
+        kind, text = self.recv(deadline)
+        if kind != "K":
+            raise _ChildFailure(PROTOCOL, "no layers frame")
+        self.layers = _note_layers(text)
+        if _missing(self.layers) and not weak_sandbox_allowed():
+            raise _ChildFailure(SANDBOX_INCOMPLETE, "missing: " + ", ".join(_missing(self.layers)))
         self._send(marshal.dumps({"code": self.code, "loose": self.loose}), deadline)
         kind, text = self.recv(deadline)
         if kind == "L":
