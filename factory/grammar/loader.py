@@ -174,7 +174,7 @@ def _parse_operation(
         raise f.error(None, f"operation must be a mapping, got {node!r}")
     allowed = {
         "name", "template", "receiver", "args", "returns", "mutates", "requires", "statement",
-        "length", "imports", "names", "doc", "copies",
+        "length", "imports", "names", "doc", "copies", "resets", "idempotent", "stable",
     }  # fmt: skip
     name = f.require(node, "name", str, "operation")
     where = f"operation '{name}'"
@@ -189,9 +189,18 @@ def _parse_operation(
     statement = node.get("statement", False)
     mutates = node.get("mutates", False)
     copies = node.get("copies", False)
-    for flag, value in (("statement", statement), ("mutates", mutates), ("copies", copies)):
+    resets = node.get("resets", False)
+    idempotent = node.get("idempotent", False)
+    stable = node.get("stable", False)
+    flags = (
+        ("statement", statement), ("mutates", mutates), ("copies", copies), ("resets", resets),
+        ("idempotent", idempotent), ("stable", stable),
+    )  # fmt: skip
+    for flag, value in flags:
         if not isinstance(value, bool):
             raise f.error(node, f"{where}: '{flag}' must be true or false", flag)
+    if resets and not mutates:
+        raise f.error(node, f"{where}: 'resets' is for an operation that mutates its receiver", "resets")
     returns_raw = node.get("returns", "none")
     returns = None if returns_raw in ("none", None) else f.type_expr(node, "returns", returns_raw, where)
     if statement and returns is not None:
@@ -275,6 +284,12 @@ def _parse_operation(
             _check_known(f, node, t, known_types, where)
         if returns is not None and not returns.variables() <= bound_vars:
             raise f.error(node, f"{where}: returns {returns} uses a type variable bound nowhere", "returns")
+        if idempotent and not (len(args) == 1 and args[0].type == receiver == returns):
+            message = f"{where}: 'idempotent' is for an operation on two values of one type, returning it"
+            raise f.error(node, message, "idempotent")
+        if stable and (returns != receiver or mutates or statement):
+            message = f"{where}: 'stable' is for an operation that returns a value of its receiver's type"
+            raise f.error(node, message, "stable")
         ops.append(
             Operation(
                 op_id=f"{owner}.{name}",
@@ -293,6 +308,9 @@ def _parse_operation(
                 line=node.line,
                 names=op_names,
                 copies=copies,
+                resets=resets,
+                idempotent=idempotent,
+                stable=stable,
             )
         )
     return ops

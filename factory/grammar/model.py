@@ -57,6 +57,15 @@ class Operation:
     names: tuple[str, ...] = ()
     # The result equals the receiver (``xs.copy()``, ``s[:]``): comparing the two is no work.
     copies: bool = False
+    # The receiver's new value does not depend on its old one (``xs.clear()``): the synthesizer
+    # only resets a variable whose value was read, and refills it at once.
+    resets: bool = False
+    # ``op(x, op(x, y)) == op(x, y)`` in any order and grouping (``a & (a & b)``, ``p and (p and q)``):
+    # the synthesizer never gives one use the same operand twice.
+    idempotent: bool = False
+    # ``op(op(x, a), a) == op(x, a)`` (``round(round(n, -1), -1)``): the synthesizer never applies
+    # it again, with the same arguments, to its own result.
+    stable: bool = False
 
     def all_types(self) -> list[Type]:
         types = [self.receiver, *(a.type for a in self.args)]

@@ -23,7 +23,7 @@ class SourceContext(Protocol):
     def choice(self, options: list[_T]) -> _T: ...
     def min_len(self, placeholder: str) -> int: ...
     def constant(self, t: Type, short: bool = False) -> str: ...
-    def variable_of(self, t: Type) -> str | None: ...
+    def variable_of(self, t: Type) -> str | None: ...  # never one the receiver reads
     def literal(self, value: object) -> str: ...
     def text(self, placeholder: str) -> str: ...  # the code written for a placeholder (``recv``)
 
@@ -53,6 +53,23 @@ def member(ctx: SourceContext, t: Type, recv: str, *forms: str) -> str:
     """A value that is in the receiver whenever it is non-empty: one of the grammar's ``forms``,
     each a template over ``{recv}`` (``'max({recv})'``, ``'{recv}[-1]'``), filled with the
     receiver's code. Pair it with ``requires: [non_empty(recv)]``."""
+    return ctx.choice(list(forms)).replace("{recv}", ctx.text(recv))
+
+
+def derived(ctx: SourceContext, t: Type, recv: str, *forms: str) -> str:
+    """A value computed from the receiver that equals it on some inputs (``'sorted({recv})'``,
+    ``'abs({recv})'``), for equality tests: two inputs of one type are nearly never equal. One of
+    the grammar's ``forms``, each a template over ``{recv}`` filled with the receiver's code."""
+    return ctx.choice(list(forms)).replace("{recv}", ctx.text(recv))
+
+
+def overlapping(ctx: SourceContext, t: Type, recv: str, *forms: str) -> str:
+    """A value that shares some elements with the receiver and misses others: another variable of
+    the argument's type two times in three (inputs of one type are drawn over one small range),
+    else one of the ``forms`` over the receiver (``'set(sorted({recv})[::2])'``)."""
+    var = ctx.variable_of(t)
+    if var is not None and ctx.randint(0, 2) > 0:
+        return var
     return ctx.choice(list(forms)).replace("{recv}", ctx.text(recv))
 
 
@@ -90,6 +107,8 @@ IMPLEMENTATIONS: dict[str, Callable[..., str]] = {
     "any_index": any_index,
     "element_of": element_of,
     "member": member,
+    "derived": derived,
+    "overlapping": overlapping,
     "key_of": element_of,
     "part_of": part_of,
     "width": width,
@@ -99,7 +118,10 @@ IMPLEMENTATIONS: dict[str, Callable[..., str]] = {
     "choice": choice,
 }
 # Sources whose literal arguments are forms: templates over the placeholders they name.
-FORM_SOURCES = frozenset({"member"})
+FORM_SOURCES = frozenset({"member", "derived", "overlapping"})
+# Sources that may write another variable of the argument's type: a program for an operation
+# with one starts with a parameter of that type.
+SCOPE_SOURCES = frozenset({"overlapping"})
 # A source's arity (its arguments after the context and the type); -1: any number, at least the
 # named ones (``choice``'s options, ``member``'s forms).
 SOURCES: dict[str, int] = {

@@ -17,7 +17,7 @@ from tree_sitter import Node
 from factory.grammar.model import Grammar
 from factory.languages import NodeKinds, language
 from factory.languages.tree import field, text, walk
-from factory.synth.state import target_shapes, variants
+from factory.synth.state import target_shapes, uses_needed, variants
 from factory.synth.tiers import ENTRY, HELPER, TIERS
 
 
@@ -99,8 +99,8 @@ def check_program(source: str, tier: int, target: str, grammar: Grammar) -> list
     key, allowed = target_shapes(grammar, target_ops[0])
     empty_forms = _empty_forms(grammar)
     found = Counter(syntax.signatures(root, frozenset(names), empty_forms))
-    if found[key] < 2:
-        reasons.append("target:used_fewer_than_2")
+    if found[key] < uses_needed(grammar, target):
+        reasons.append("target:used_fewer_than_2")  # (or 1 for a reset)
     others = [s for s in found if s not in allowed]
     if not spec.other_ops and others:
         reasons.append("ops:other_operation_in_tier1")

@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 from factory.grammar.model import Grammar, Operation
-from factory.grammar.sources import IMPLEMENTATIONS
+from factory.grammar.sources import FORM_SOURCES, IMPLEMENTATIONS
 from factory.grammar.types import Type, unify
 from factory.languages import Language
 from factory.synth.constants import constant, literal_len
@@ -33,6 +33,8 @@ class Expr:
     reads: frozenset[str] = frozenset()  # the program's variables it reads
     writes: frozenset[str] = frozenset()  # ... and changes (a mutating operation's receiver)
     op: str = ""  # the outermost operation (a variable: the one that computed it; "": a constant)
+    operands: frozenset[str] = frozenset()  # ``op`` idempotent: its operands' code, expanded
+    made_with: tuple[str, ...] = ()  # ``op`` stable: its arguments' code
 
 
 class Expressions:
@@ -62,7 +64,7 @@ class Expressions:
         return self._parts[placeholder].code
 
     def variable_of(self, t: Type) -> str | None:
-        options = [v.name for v in self.s.scope if v.type == t]
+        options = [v.name for v in self.s.scope if v.type == t and v.name not in self.avoid]
         return self.s.rng.choice(options) if options else None
 
     def constant(self, t: Type, short: bool = False) -> str:
@@ -128,6 +130,8 @@ class Expressions:
             min_len=self.s.effective_len(var),
             reads=frozenset((var.name,)),
             op=var.made_by,
+            operands=var.operands,
+            made_with=var.made_with,
         )
 
     def anchored(self, candidates: Options) -> list[tuple[Operation, dict, Var]]:
@@ -176,6 +180,8 @@ class Expressions:
                 min_len=s.effective_len(receiver),
                 reads=frozenset((receiver.name,)),
                 op=receiver.made_by,
+                operands=receiver.operands,
+                made_with=receiver.made_with,
             )
         else:
             recv = self.expr(recv_type, budget, nest_target=is_target and s.rng.random() < 0.6)
@@ -190,6 +196,10 @@ class Expressions:
         finally:
             self.avoid = avoid
         trivial(op, parts, s.g)
+        operands = _operands(op, parts) if op.idempotent else frozenset()
+        made_with = tuple(parts[a.name].code for a in op.args) if op.stable else ()
+        if op.stable and recv.op == op.op_id and recv.made_with == made_with:
+            raise GenerationFailed(f"{op.op_id}: applied again with the same arguments (stable)")
         code = fill(s.lang, op.template, tuple((name, e.code) for name, e in parts.items()))
         s.imports.update(op.imports)
         guards = [g for e in parts.values() for g in e.guards]
@@ -219,6 +229,8 @@ class Expressions:
             reads=reads,
             writes=writes,
             op=op.op_id,
+            operands=operands,
+            made_with=made_with,
         )
 
     def _fill_args(
@@ -238,6 +250,8 @@ class Expressions:
                 impl = IMPLEMENTATIONS[arg.source.name]
                 code = impl(self, arg_type, *arg.source.args)
                 reads = frozenset((code,)) if code in names else frozenset()
+                if arg.source.name in FORM_SOURCES and not reads:
+                    reads = parts["recv"].reads  # a form is computed from the receiver
                 parts[arg.name] = Expr(code, arg_type, min_len=literal_len(s.lang, code), reads=reads)
             else:
                 parts[arg.name] = self.expr(arg_type, budget, nest_target=is_target and s.rng.random() < 0.3)
@@ -291,6 +305,18 @@ def _copying_ops(grammar: Grammar) -> frozenset[str]:
     if found is None:
         found = grammar.cache["copying_ops"] = frozenset(o.op_id for o in grammar.operations if o.copies)
     return found
+
+
+def _operands(op: Operation, parts: dict[str, Expr]) -> frozenset[str]:
+    """The operands of a use of the idempotent ``op``, each expanded when it is itself a use of
+    ``op`` (also through a variable); refuses a use where two share one (``a & (a & b)``)."""
+    seen: frozenset[str] = frozenset()
+    for e in parts.values():
+        leaves = e.operands if e.op == op.op_id and e.operands else frozenset((e.code,))
+        if leaves & seen:
+            raise GenerationFailed(f"{op.op_id}: the same operand twice (idempotent)")
+        seen |= leaves
+    return seen
 
 
 def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:

@@ -16,6 +16,7 @@ import random
 from dataclasses import dataclass
 
 from factory.grammar.model import Grammar
+from factory.grammar.sources import SCOPE_SOURCES
 from factory.grammar.types import Type, unify
 from factory.languages import nodes as n
 from factory.synth.expressions import Expressions
@@ -50,13 +51,19 @@ class ProgramBuilder:
         op = s.rng.choice(s.target_variants)
         binding = s.random_binding(op)
         wanted = [op.receiver.substitute(binding)]
-        wanted += [a.type.substitute(binding) for a in op.args if a.source is None]
+        wanted += [
+            a.type.substitute(binding) for a in op.args if a.source is None or a.source.name in SCOPE_SOURCES
+        ]
         free_args = [a for a in op.args if a.source is None]
         if not free_args or op.returns is None or unify(op.receiver, op.returns.substitute(binding)) is None:
             # The target cannot act on its own result (or doing so is no work): two inputs instead.
             wanted.append(wanted[0])
         # What the target's two uses need is kept (a test of two sets needs two sets, not a literal).
         needed = len(wanted) if op.returns is not None and op.returns.name == "bool" else 1
+        if any(a.source is not None and a.source.name in SCOPE_SOURCES for a in op.args):
+            needed = max(needed, 2)  # a value to overlap with
+        if s.uses_needed == 1:
+            needed = max(needed, 2)  # a reset: another input for its refill to draw on
         extra_pool = [t for t in s.g.element_types] + [Type("list", (s.rng.choice(s.g.element_types),))]
         if s.tier.other_ops and len(wanted) < count:
             wanted.append(s.rng.choice(extra_pool))
@@ -100,7 +107,7 @@ class ProgramBuilder:
             # Combine what is still unread into one value (``words + [name]``, ``text.count(sep)``).
             try:
                 stmt, e = self.statements.simple_statement(
-                    want_target=counts["target"] < 2,
+                    want_target=counts["target"] < self.s.uses_needed,
                     must=frozenset(v.name for v in pending),
                     need=2,
                     final=True,
@@ -172,8 +179,8 @@ class ProgramBuilder:
             count = s.rng.randint(1, 3)
         entry, _ = self.function(ENTRY, params, s.tier.depth, count, counts, prelude=prelude)
         functions.append(entry)
-        if counts["target"] < 2:
-            raise GenerationFailed("target used fewer than 2 times")
+        if counts["target"] < s.uses_needed:
+            raise GenerationFailed(f"target used fewer than {s.uses_needed} times")
         if s.tier.other_ops and counts["other"] < 1:
             raise GenerationFailed("no other operation")
         return Program(

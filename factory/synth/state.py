@@ -25,6 +25,10 @@ class Var:
     frozen: bool = False  # iterated by an enclosing loop or a while counter: never mutated
     pending: bool = True  # holds a value no statement has read yet (it must be read later)
     made_by: str = ""  # the operation that computed its value (``not`` twice is no work)
+    # When ``made_by`` is idempotent: the operands it combined, expanded (``both = p and q``: p, q).
+    operands: frozenset[str] = frozenset()
+    made_with: tuple[str, ...] = ()  # the arguments ``made_by`` took, when it is ``stable``
+    unread_start: bool = False  # holds the starting constant it was set to (a reset of it is no work)
 
 
 def variants(grammar: Grammar, target: str) -> tuple[Operation, ...]:
@@ -35,6 +39,12 @@ def variants(grammar: Grammar, target: str) -> tuple[Operation, ...]:
     if found is None:
         found = grammar.cache[key] = tuple(op for op in grammar.operations if op.op_id == target)
     return found
+
+
+def uses_needed(grammar: Grammar, target: str) -> int:
+    """How many uses of ``target`` a program needs: two, or one when every variant resets its
+    receiver (a reset twice is the same work twice)."""
+    return 1 if all(op.resets for op in variants(grammar, target)) else 2
 
 
 def target_shapes(grammar: Grammar, op: Operation) -> tuple[Any, frozenset[Any]]:
@@ -68,6 +78,7 @@ class BuildState:
         if not self.target_variants:
             raise KeyError(target)
         self.target_shapes = target_shapes(grammar, self.target_variants[0])[1]
+        self.uses_needed = uses_needed(grammar, target)
         self.scope: list[Var] = []
         self.imports: set[str] = set()
         self.used_names: set[str] = {ENTRY, HELPER}
@@ -97,7 +108,7 @@ class BuildState:
 
     def snapshot(self) -> tuple:
         """What a failed statement must not leave behind (``restore``)."""
-        flags = [(v, v.pending, v.min_len) for v in self.scope]
+        flags = [(v, v.pending, v.min_len, v.unread_start) for v in self.scope]
         return (
             list(self.scope),
             flags,
@@ -116,8 +127,8 @@ class BuildState:
             set(imports),
         )
         self.computed = dict(computed)
-        for v, pending, min_len in flags:
-            v.pending, v.min_len = pending, min_len
+        for v, pending, min_len, unread_start in flags:
+            v.pending, v.min_len, v.unread_start = pending, min_len, unread_start
 
     def pending_names(self) -> frozenset[str]:
         """Variables in scope whose value no statement has read yet."""
@@ -129,7 +140,7 @@ class BuildState:
             if v.name in reads:
                 v.pending = False
             if v.name in writes:
-                v.pending = True
+                v.pending, v.unread_start = True, False
         if writes:  # what was computed from a changed variable is new again
             self.computed = {code: r for code, r in self.computed.items() if not r & writes}
 

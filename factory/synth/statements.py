@@ -18,11 +18,13 @@ check will count them.
 
 from __future__ import annotations
 
+import re
+
 from factory.grammar.model import Grammar, Operation
 from factory.grammar.types import Type, unify
 from factory.languages import nodes as n
 from factory.synth.control import ControlFlow
-from factory.synth.expressions import Expr, Expressions
+from factory.synth.expressions import Expr, Expressions, fill
 from factory.synth.index import ops_on
 from factory.synth.state import BuildState, GenerationFailed, Var, variants
 
@@ -36,6 +38,9 @@ class Statements:
         self.s = state
         self.x = exprs
         self.control = ControlFlow(state, exprs, self)
+        # The statement that refills what the last statement reset (``xs.clear()``), for the
+        # caller to add right after it.
+        self.refill: tuple[n.Stmt, Expr] | None = None
 
     def simple_statement(
         self,
@@ -50,20 +55,24 @@ class Statements:
         """One line: an assignment or a mutating call, preferring the target when asked. It reads
         at least ``need`` of the variables in ``must`` (as many as there are, if fewer; ``relax``:
         any, when none does), writes ``update`` when given, and, when ``final``, leans toward the
-        grammar's output types."""
+        grammar's output types. A reset (``xs.clear()``) leaves its refill in ``self.refill``."""
         last: GenerationFailed | None = None
         snap = self.s.snapshot()
         for attempt in range(8):
             if relax and attempt == 5:
                 must = frozenset()  # the unread values are returned together instead
+            self.refill = None
             try:
-                stmt, e = self._simple_statement(want_target, must, update, final)
+                stmt, e, reset = self._simple_statement(want_target, must, update, final)
+                reads = e.reads
+                if reset is not None:
+                    self.refill = self._refill(reset)
+                    reads |= self.refill[1].reads  # the reset and its refill read as one
+                if len(reads & must) < min(need, len(must)):
+                    raise GenerationFailed("reads too few of the values it should")
             except GenerationFailed as exc:
                 last = exc
-                self.s.restore(snap)
-                continue
-            if len(e.reads & must) < min(need, len(must)):
-                last = GenerationFailed("reads too few of the values it should")
+                self.refill = None
                 self.s.restore(snap)
                 continue
             return stmt, e
@@ -71,7 +80,8 @@ class Statements:
 
     def _simple_statement(
         self, want_target: bool, must: frozenset[str], update: Var | None, final: bool
-    ) -> tuple[n.Stmt, Expr]:
+    ) -> tuple[n.Stmt, Expr, Var | None]:
+        """One statement, and the variable it reset (if it did)."""
         s = self.s
         use_target = want_target or not s.tier.other_ops
         self.x.prefer = must
@@ -85,7 +95,9 @@ class Statements:
         finally:
             self.x.prefer = frozenset()
         if e.code in s.computed:
-            raise GenerationFailed("the same value computed twice")
+            raise GenerationFailed("the same value computed twice")  # or the same change twice
+        if op.resets and (final or receiver is None or receiver.pending or receiver.unread_start):
+            raise GenerationFailed(f"{op.op_id}: a reset must follow a read and precede a refill")
         s.computed[e.code] = e.reads
         stmt: n.Stmt
         if op.statement or (
@@ -105,10 +117,68 @@ class Statements:
             var = self._result_var(e, op)
             stmt, written = n.Assign(var.name, n.Code(e.code, e.reads, e.writes)), var.name
         s.settle(e.reads, e.writes | {written})
+        if isinstance(stmt, (n.ExprStatement, n.TemplateStatement)):
+            # The same change again while nothing it reads has changed is no work (``xs.sort()``
+            # twice) or busywork (``xs.append(1)`` twice).
+            s.computed[e.code] = e.reads | e.writes
         for v in s.scope:
             if v.name == written:
                 v.made_by = "" if op.mutates or op.statement else op.op_id
+                v.operands = frozenset() if op.mutates or op.statement else e.operands
+                v.made_with = () if op.mutates or op.statement else e.made_with
         s.note_result(written)
+        return stmt, e, receiver if op.resets else None
+
+    def _refill(self, var: Var) -> tuple[n.Stmt, Expr]:
+        """The statement right after a reset of ``var``: an operation that puts a value of its
+        type or element type into it (an unread one first; never one read from ``var``)."""
+        s = self.s
+        options = _refills(s.g, var.type) if s.tier.other_ops else ()
+        if not options:
+            raise GenerationFailed(f"nothing refills {var.name}")
+        snap = s.snapshot()
+        for _ in range(3):
+            try:
+                return self._refill_with(var, options)
+            except GenerationFailed:
+                s.restore(snap)
+        return self._refill_with(var, options)
+
+    def _refill_with(self, var: Var, options: UpdateOptions) -> tuple[n.Stmt, Expr]:
+        """One try of ``_refill`` with one of the ``options``."""
+        s = self.s
+        # Elements first (``xs.append(n)``): refilled with a whole other value (``xs += ys``), the
+        # variable equals it and tests of the two are constant.
+        elements = [(op, b) for op, b in options if any(a.type.substitute(b) != var.type for a in op.args)]
+        unread = [v for v in s.scope if v.pending and v is not var]
+        pool = elements if elements and s.rng.random() < 0.8 else list(options)
+        fitting = [(op, b) for op, b in pool if any(_fills(op, b, v.type) for v in unread)]
+        op, binding = s.rng.choice(fitting or pool)
+        self.x.prefer = frozenset(v.name for v in unread)
+        try:
+            e = self.x.apply(op, binding, budget=1, receiver=var)
+        finally:
+            self.x.prefer = frozenset()
+        if e.code in s.computed:
+            raise GenerationFailed("the same change twice")
+        if not e.reads - {var.name}:
+            raise GenerationFailed(f"a refill of {var.name} with constants")  # its output is fixed
+        if len(op.args) == 1 and any(
+            e.code == fill(s.lang, op.template, (("recv", var.name), (op.args[0].name, w.name)))
+            for w in s.scope
+            if w.type == var.type
+        ):
+            raise GenerationFailed(f"{var.name} refilled as a copy")  # tests of the two are constant
+        if len(re.findall(rf"\b{re.escape(var.name)}\b", e.code)) > 1:
+            raise GenerationFailed(f"a refill of {var.name} reads what was just emptied")
+        code = n.Code(e.code, e.reads, e.writes)
+        stmt: n.Stmt = (
+            n.TemplateStatement(e.code, e.reads, e.writes) if op.statement else n.ExprStatement(code)
+        )
+        s.settle(e.reads, e.writes | {var.name})
+        s.computed[e.code] = e.reads | e.writes
+        var.made_by, var.operands = "", frozenset()
+        s.note_result(var.name)
         return stmt, e
 
     def _op(self, use_target: bool, must: frozenset[str], final: bool) -> tuple[Operation, Var | None, dict]:
@@ -117,7 +187,14 @@ class Statements:
         anchored = []
         if use_target:
             acting = [(v, _variants_acting_on(s.g, s.target, v.type, v.frozen)) for v in s.scope]
-            anchored = [(op, v) for i, op in enumerate(s.target_variants) for v, can in acting if can[i]]
+            anchored = [
+                (op, v)
+                for i, op in enumerate(s.target_variants)
+                for v, can in acting
+                if can[i]
+                and not (op.resets and (v.pending or v.unread_start or final))
+                and not self._repeats(op, v)
+            ]
             if (
                 must
                 and s.tier.other_ops
@@ -151,6 +228,14 @@ class Statements:
             receiver, binding = s.rng.choice(matches)
             return op, receiver, binding or {}
         return op, None, {}
+
+    def _repeats(self, op: Operation, v: Var) -> bool:
+        """Whether ``op``, which takes no argument, on ``v`` is known to fail: applied to its own
+        result (``s.upper()`` of an upper-cased ``s``) or a change already made (``xs.sort()``)."""
+        if op.args:
+            return False
+        s = self.s
+        return v.made_by == op.op_id or fill(s.lang, op.template, (("recv", v.name),)) in s.computed
 
     def _weights(self, pairs: list[tuple[Operation, Var]]) -> list[float]:
         """The weight of each pair's operation for a function's last statement: its result type's
@@ -204,7 +289,12 @@ class Statements:
         """(operation, variable) pairs: a non-target operation whose receiver can be the variable
         (never a mutation of a variable a loop iterates)."""
         s = self.s
-        return [(op, v) for v in s.scope for op in _other_ops_on(s.g, v.type, s.target, v.frozen)]
+        return [
+            (op, v)
+            for v in s.scope
+            for op in _other_ops_on(s.g, v.type, s.target, v.frozen)
+            if not (op.resets and (v.pending or v.unread_start))  # a reset only of a value read
+        ]
 
     def branch(
         self,
@@ -243,8 +333,8 @@ class Statements:
             if i == chain_at:
                 body.extend(self.control.compound(depth, reach, counts, update=update if last else None))
                 continue
-            want_target = counts["target"] < 2 or s.rng.random() < 0.35
-            if s.tier.other_ops and not counts["other"] and last and counts["target"] >= 2:
+            want_target = counts["target"] < s.uses_needed or s.rng.random() < 0.35
+            if s.tier.other_ops and not counts["other"] and last and counts["target"] >= s.uses_needed:
                 want_target = False
             local = frozenset(v.name for v in s.scope if v.pending and v.name not in outer)
             loops = frozenset(v.name for v in s.scope if v.frozen and v.pending)  # unread loop variables
@@ -265,9 +355,16 @@ class Statements:
             )  # fmt: skip
             counts["target"] += e.target_uses
             counts["other"] += e.other_uses
+            refill, self.refill = self.refill, None
             writes_outer = isinstance(stmt, (n.ExprStatement, n.TemplateStatement)) or (
                 isinstance(stmt, n.Assign) and stmt.target in {v.name for v in scope_before}
             )
+            if refill is not None:
+                body.append(stmt)
+                body.append(refill[0])
+                counts["other"] += refill[1].other_uses
+                counts["target"] += refill[1].target_uses
+                continue
             if e.guards and depth < s.tier.depth and writes_outer and s.rng.random() < GUARD_SHARE:
                 guards = n.And(tuple(n.Code(g, e.reads) for g in dict.fromkeys(e.guards)))
                 stmt = n.If(guards, [stmt])
@@ -309,7 +406,7 @@ class Statements:
         t = s.rng.choice(types)
         init = self._init_text(t)
         assert init is not None
-        var = Var(s.fresh_name(t), t, 0, pending=False)
+        var = Var(s.fresh_name(t), t, 0, pending=False, unread_start=True)
         s.scope.append(var)
         return [n.Assign(var.name, n.Code(init))], var
 
@@ -435,6 +532,22 @@ def _free(grammar: Grammar, t: Type, target: str, of_target: bool) -> UpdateOpti
         options = updaters(grammar, t, target)[0 if of_target else 1]
         found = grammar.cache[key] = tuple(
             (op, b) for op, b in options if any(a.source is None for a in op.args)
+        )
+    return found
+
+
+def _refills(grammar: Grammar, t: Type) -> UpdateOptions:
+    """The mutations of a variable of type ``t`` that put a value of its type or element type
+    into it, with no precondition and never shrinking it (memoised on the grammar)."""
+    key = ("refills", t)
+    found = grammar.cache.get(key)
+    if found is None:
+        found = grammar.cache[key] = tuple(
+            (op, b)
+            for op, b in _update_table(grammar, t)
+            if (op.mutates or op.statement)
+            and not (op.resets or op.requires or op.length_recv in ("shrink", "clear"))
+            and any(a.type.substitute(b) in (t, *b.values()) for a in op.args)
         )
     return found
 

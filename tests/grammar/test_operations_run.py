@@ -72,6 +72,9 @@ def leaves(spec: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def leaf_class(spec: dict[str, Any]) -> type | None:
+    if spec["kind"] == "sampled_from":
+        classes = {type(e) for e in spec["elements"]}
+        return classes.pop() if len(classes) == 1 else None
     return type(spec["value"]) if spec["kind"] == "just" else _KIND_CLASS.get(spec["kind"])
 
 
@@ -103,8 +106,13 @@ def type_problem(value: Any, t: Type) -> str | None:
     binding = dict(zip(spec.params, t.args, strict=True))
     # The branches of one type's mixture name the same parameters (the loader checks each).
     strategy = next(
-        (leaf for leaf in leaves(spec.strategy) if set(TYPE_PARAM_KEYS) & set(leaf)), leaves(spec.strategy)[0]
-    )
+        (
+            leaf
+            for leaf in leaves(spec.strategy)
+            if any(isinstance(leaf.get(k), str) for k in TYPE_PARAM_KEYS)
+        ),
+        leaves(spec.strategy)[0],
+    )  # (a parameter is named by a string; ``sampled_from``'s elements are a list of values)
     parts: list[tuple[Any, Type]] = []
     if strategy["kind"] == "tuples":
         if len(value) != len(t.args):
@@ -113,7 +121,7 @@ def type_problem(value: Any, t: Type) -> str | None:
     elif "keys" in strategy:
         parts = [(k, binding[strategy["keys"]]) for k in value]
         parts += [(v, binding[strategy["values"]]) for v in value.values()]
-    elif "elements" in strategy:
+    elif isinstance(strategy.get("elements"), str):
         parts = [(v, binding[strategy["elements"]]) for v in value]
     for part, part_type in parts:
         problem = type_problem(part, part_type)
@@ -331,3 +339,50 @@ def test_member_forms_are_in_the_receiver() -> None:
             ctx = FakeContext(rng, {"recv": recv}, {"recv": len(recv)}, parse_type(text))
             code = IMPLEMENTATIONS["member"](ctx, parse_type("int"), "recv", *options)
             assert eval(code, {}, {"recv": recv}) in recv, (code, recv)  # noqa: S307
+
+
+def test_idempotent_operations_absorb_a_repeated_operand() -> None:
+    """``idempotent: true`` holds on drawn inputs: ``op(x, op(x, y)) == op(x, y)``, in any order
+    and grouping, and ``op(x, x) == x`` (the synthesizer refuses such uses as no work)."""
+    marked = [op for op in GRAMMAR.operations if op.idempotent]
+    assert marked
+    for op in marked:
+        (arg,) = op.args
+
+        def apply(a: str, b: str, ns: dict[str, Any], op: Operation = op, arg: Any = arg) -> Any:
+            return eval(op.template.format(recv=a, **{arg.name: b}), {}, ns)  # noqa: S307
+
+        for binding in bindings(op):
+            rng = random.Random(f"{op.op_id}:{sorted(binding.items())}")
+            values = pool(op.receiver.substitute(binding))
+            for _ in range(DRAWS):
+                ns: dict[str, Any] = {"x": rng.choice(values), "y": rng.choice(values)}
+                ns["z"] = apply("x", "y", ns)
+                for a, b in (("x", "z"), ("z", "x"), ("y", "z"), ("z", "y")):
+                    assert apply(a, b, ns) == ns["z"], (op.op_id, a, b, ns)
+                assert apply("x", "x", ns) == ns["x"], (op.op_id, ns)
+
+
+def test_stable_operations_change_nothing_when_applied_again() -> None:
+    """``stable: true`` holds on drawn inputs: ``op(op(x, a), a) == op(x, a)`` with the arguments
+    its value sources write (the synthesizer refuses the second use as no work)."""
+    marked = [op for op in GRAMMAR.operations if op.stable]
+    assert marked
+    for op in marked:
+        for binding in bindings(op):
+            rng = random.Random(f"{op.op_id}:{sorted(binding.items())}")
+            recv_type = op.receiver.substitute(binding)
+            for _ in range(DRAWS):
+                ns: dict[str, Any] = {"recv": rng.choice(pool(recv_type))}
+                ctx = FakeContext(rng, ns, {"recv": sized_len(ns["recv"]) or 0}, recv_type)
+                texts = {"recv": "recv"}
+                for arg in op.args:
+                    arg_type = arg.type.substitute(binding)
+                    if arg.source is None:
+                        ns[arg.name] = rng.choice(pool(arg_type))
+                        texts[arg.name] = arg.name
+                    else:
+                        texts[arg.name] = IMPLEMENTATIONS[arg.source.name](ctx, arg_type, *arg.source.args)
+                once = eval(op.template.format(**texts), {}, dict(ns))  # noqa: S307
+                again = eval(op.template.format(**{**texts, "recv": "once"}), {}, {**ns, "once": once})  # noqa: S307
+                assert again == once, (op.op_id, texts, ns)

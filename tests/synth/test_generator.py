@@ -176,3 +176,128 @@ def test_no_test_against_a_container_literal_no_constant_twice_no_comparison_wit
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
             bounds = [b for b in (node.slice.lower, node.slice.upper) if isinstance(b, ast.Constant)]
             assert len(bounds) < 2 or bounds[0].value != bounds[1].value, program.source
+
+
+RESET_TARGETS = [t for t in TARGETS if all(op.resets for op in GRAMMAR.operations if op.op_id == t)]
+
+
+def test_a_reset_follows_a_read_and_is_refilled_at_once() -> None:
+    """``xs.clear()`` (``resets: true``) is used once, on a variable read before, and the next
+    statement puts values back into it without reading it; never in tier 1 (no other operation
+    may refill it) and never as a function's last statement."""
+    assert RESET_TARGETS
+    built = 0
+    for target in RESET_TARGETS:
+        with pytest.raises(GenerationFailed):
+            generate_program(GRAMMAR, target, 1, random.Random(0), attempts=5)
+        for seed in range(12):
+            try:
+                program = generate_program(GRAMMAR, target, 2 + seed % 5, random.Random(seed))
+            except GenerationFailed:
+                continue
+            built += 1
+            assert check_program(program.source, program.tier, target, GRAMMAR) == []
+            for node in ast.walk(ast.parse(program.source)):
+                body = getattr(node, "body", None)
+                if not isinstance(body, list):
+                    continue
+                for i, stmt in enumerate(body):
+                    call = stmt.value if isinstance(stmt, ast.Expr) else None
+                    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+                        continue
+                    if call.func.attr != "clear" or not isinstance(call.func.value, ast.Name):
+                        continue
+                    name = call.func.value.id
+                    assert i + 1 < len(body), program.source
+                    names = [n.id for n in ast.walk(body[i + 1]) if isinstance(n, ast.Name)]
+                    assert names.count(name) == 1, program.source  # the refill's receiver only
+    assert built >= len(RESET_TARGETS) * 6
+
+
+def _idempotent_leaves(node: ast.expr, bound: dict[str, tuple[str, list[str]]]) -> tuple[str, list[str]]:
+    """(the idempotent operation ``node`` uses or "", its operands expanded through nested uses
+    and through variables bound to a use: ``a & (a & b)`` gives ("&", [a, a, b]))."""
+    kind, parts = "", [node]
+    if isinstance(node, ast.BoolOp):
+        kind, parts = type(node.op).__name__, node.values
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr)):
+        kind, parts = type(node.op).__name__, [node.left, node.right]
+    elif isinstance(node, ast.Call) and len(node.args) in (1, 2):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("min", "max") and len(node.args) == 2:
+            kind, parts = func.id, node.args
+        elif (
+            isinstance(func, ast.Attribute) and func.attr in ("intersection", "union") and len(node.args) == 1
+        ):
+            kind, parts = func.attr, [func.value, node.args[0]]
+    if not kind:
+        code = ast.unparse(node)
+        return bound.get(code, ("", [code]))
+    leaves: list[str] = []
+    for part in parts:
+        inner, found = _idempotent_leaves(part, bound)
+        leaves += found if inner == kind else [ast.unparse(part)]
+    return kind, leaves
+
+
+@pytest.mark.parametrize(
+    "target", ["bool.and", "bool.or", "set.and", "set.or", "set.intersection", "set.union", "builtins.max2"]
+)
+def test_an_idempotent_operation_never_takes_one_operand_twice(target: str) -> None:
+    """``p and (p and q)``, ``both = p and q`` then ``both and p``, ``a & (b & a)``: refused."""
+    for seed in range(40):
+        try:
+            program = generate_program(GRAMMAR, target, 2, random.Random(seed))
+        except GenerationFailed:
+            continue
+        bound: dict[str, tuple[str, list[str]]] = {}
+        for stmt in ast.parse(program.source).body[-1].body:  # tier 2: straight-line code
+            values = [n for n in ast.walk(stmt) if isinstance(n, ast.expr)]
+            for value in values:
+                kind, leaves = _idempotent_leaves(value, bound)
+                if kind:
+                    assert len(leaves) == len(set(leaves)), program.source
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+                kind, leaves = _idempotent_leaves(stmt.value, bound)
+                bound[stmt.targets[0].id] = (kind, leaves) if kind else ("", [stmt.targets[0].id])
+            else:  # a change (``n %= 2``, ``s.add(x)``): what the variable held is gone
+                for name in ast.walk(stmt):
+                    if isinstance(name, ast.Name):
+                        bound.pop(name.id, None)
+
+
+def _round_digits(node: ast.AST) -> tuple[ast.expr, str] | None:
+    """(what ``round(x, d)`` rounds, ``d``'s code) when ``node`` is such a call."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "round":
+        if len(node.args) == 2:
+            return node.args[0], ast.unparse(node.args[1])
+    return None
+
+
+def test_a_stable_operation_is_never_applied_again_with_the_same_arguments() -> None:
+    """``round(round(n, -1), -1)`` and ``r = round(n, -1)`` then ``round(r, -1)``: refused."""
+    for seed in range(40):
+        try:
+            program = generate_program(GRAMMAR, "builtins.round", 1 + seed % 2, random.Random(seed))
+        except GenerationFailed:
+            continue
+        made: dict[str, str] = {}  # variable: the digits of the round that computed it
+        for stmt in ast.parse(program.source).body[-1].body:  # tiers 1 and 2: straight-line code
+            for node in ast.walk(stmt):
+                found = _round_digits(node)
+                if found is None:
+                    continue
+                inner, digits = found
+                nested = _round_digits(inner)
+                assert nested is None or nested[1] != digits, program.source
+                if isinstance(inner, ast.Name):
+                    assert made.get(inner.id) != digits, program.source
+            written = [
+                n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            ]
+            for name in written:
+                made.pop(name, None)
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+                found = _round_digits(stmt.value)
+                if found is not None:
+                    made[stmt.targets[0].id] = found[1]
