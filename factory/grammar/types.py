@@ -27,6 +27,8 @@ class Type:
     _text: str = field(init=False, repr=False, compare=False)
     is_var: bool = field(init=False, repr=False, compare=False)
     _has_vars: bool = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)  # of the text: types key many caches
+    _vars: tuple[str, ...] = field(init=False, repr=False, compare=False)  # variables(), sorted
 
     def __post_init__(self) -> None:
         text = self.name if not self.args else f"{self.name}[{', '.join(a._text for a in self.args)}]"
@@ -34,13 +36,16 @@ class Type:
         object.__setattr__(self, "_text", text)
         object.__setattr__(self, "is_var", is_var)
         object.__setattr__(self, "_has_vars", is_var or any(a._has_vars for a in self.args))
+        object.__setattr__(self, "_hash", hash(text))
+        names = {self.name} if is_var else set().union(*(a._vars for a in self.args))
+        object.__setattr__(self, "_vars", tuple(sorted(names)))
 
     def __eq__(self, other: object) -> bool:
         # The same object first: most comparisons are of a type with itself (cached bindings).
         return self is other or (isinstance(other, Type) and self._text == other._text)
 
     def __hash__(self) -> int:
-        return hash(self._text)
+        return self._hash
 
     def __str__(self) -> str:
         return self._text
@@ -55,15 +60,17 @@ class Type:
             return binding.get(self.name, self)
         if not self._has_vars:
             return self  # an equal copy otherwise: types are immutable and equal by their text
-        key = (self._text, *(f"{name}={t._text}" for name, t in binding.items()))
+        # Keyed by the texts its own variables are bound to ("": unbound), not by every binding.
+        key = (self._text, *[t._text if (t := binding.get(name)) is not None else "" for name in self._vars])
         found = _SUBSTITUTED.get(key)
         if found is None:
             found = _SUBSTITUTED[key] = Type(self.name, tuple(a.substitute(binding) for a in self.args))
         return found
 
 
-# Substitutions into generic types by the texts of the type and of the binding: the same few are
-# made again and again (``list[T]`` with ``T=int``), and building a Type is the costly part.
+# Substitutions into generic types by the texts of the type and of what its variables are bound
+# to: the same few are made again and again (``list[T]`` with ``T=int``), and building a Type is
+# the costly part.
 _SUBSTITUTED: dict[tuple[str, ...], Type] = {}
 
 

@@ -8,12 +8,13 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from factory.grammar.model import Grammar, Operation
 from factory.grammar.types import Type, unify
 from factory.languages import Language
 from factory.languages import nodes as n
 from factory.synth.expressions import Expr, Expressions
 from factory.synth.index import iter_element, tests_on
-from factory.synth.state import BuildState, GenerationFailed, Var
+from factory.synth.state import BuildState, GenerationFailed, ScopePairs, Var
 
 if TYPE_CHECKING:
     from factory.synth.statements import Statements
@@ -28,6 +29,15 @@ def constant_condition(lang: Language, code: str) -> bool:
     return lang.constant_condition(code)
 
 
+def _target_tests(grammar: Grammar, t: Type, target: str) -> tuple[Operation, ...]:
+    """The target's operations among ``tests_on(grammar, t)``, in order (memoised on the grammar)."""
+    key = ("target_tests", t, target)
+    found = grammar.cache.get(key)
+    if found is None:
+        found = grammar.cache[key] = tuple(op for op in tests_on(grammar, t) if op.op_id == target)
+    return found
+
+
 class ControlFlow:
     """Builds the control-flow constructs of ``state``'s program (their bodies by ``statements``)."""
 
@@ -40,11 +50,11 @@ class ControlFlow:
         """A test over a variable in scope: a boolean operation with that variable as receiver,
         mostly one whose value no statement has read yet (a loop's element, a fresh result)."""
         s = self.s
-        options = [(op, v) for v in s.scope for op in tests_on(s.g, v.type)]
-        on_target = [o for o in options if o[0].op_id == s.target]
+        options = ScopePairs([(v, tests_on(s.g, v.type)) for v in s.scope])
+        on_target = ScopePairs([(v, _target_tests(s.g, v.type, s.target)) for v in s.scope])
         if on_target and s.rng.random() < 0.5:
             options = on_target
-        pending = [o for o in options if o[1].pending]
+        pending = ScopePairs([seg for seg in options.segments if seg[0].pending])
         if pending and s.rng.random() < 0.8:
             options = pending
         for _ in range(8):

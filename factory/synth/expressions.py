@@ -22,7 +22,7 @@ from factory.synth.state import BuildState, GenerationFailed, Var
 _T = TypeVar("_T")
 
 
-@dataclass
+@dataclass(slots=True)  # slots: an Expr is built for every operand drawn (faster to build and read)
 class Expr:
     code: str
     type: Type
@@ -83,10 +83,13 @@ class Expressions:
         if not (allow_target or allow_other):
             return ()
         s = self.s
-        usable = _producers_in_scope(s.g, want, frozenset(v.type for v in s.scope if not v.frozen))
+        mutable = frozenset(v.type for v in s.scope if not v.frozen)
+        usable = _producers_in_scope(s.g, want, mutable)
         if allow_target and allow_other:
             return usable
-        return tuple(o for o in usable if (o[0].op_id == s.target) == allow_target)
+        if allow_target:
+            return _target_producers(s.g, usable, want, mutable, s.target)
+        return tuple(o for o in usable if o[0].op_id != s.target)
 
     def expr(self, want: Type, budget: int, *, nest_target: bool = False) -> Expr:
         """An expression of type ``want``, built over the program's variables where possible:
@@ -140,10 +143,12 @@ class Expressions:
         found = []
         for op, binding in picked:
             acts = op.mutates or op.statement
+            recv = op.receiver
             for var in self.s.scope:
-                if acts and var.frozen:
+                # (A receiver of another type name cannot unify: a cheap test before unify's.)
+                if (acts and var.frozen) or not (recv.is_var or recv.name == var.type.name):
                     continue
-                bound = unify(op.receiver, var.type, binding)
+                bound = unify(recv, var.type, binding)
                 if bound is not None:
                     found.append((op, bound, var))
         preferred = [f for f in found if f[2].name in self.prefer]
@@ -188,11 +193,9 @@ class Expressions:
         parts = {"recv": recv}
         self._placeholder_len = {"recv": recv.min_len}
         self._parts = parts
-        # The names a value source's text may be (only looked up when the operation has one).
-        names = {v.name for v in s.scope} if any(a.source is not None for a in op.args) else set()
         avoid, self.avoid = self.avoid, self.avoid | recv.reads
         try:
-            self._fill_args(op, binding, budget, is_target, parts, names)
+            self._fill_args(op, binding, budget, is_target, parts)
         finally:
             self.avoid = avoid
         trivial(op, parts, s.g)
@@ -200,30 +203,45 @@ class Expressions:
         made_with = tuple(parts[a.name].code for a in op.args) if op.stable else ()
         if op.stable and recv.op == op.op_id and recv.made_with == made_with:
             raise GenerationFailed(f"{op.op_id}: applied again with the same arguments (stable)")
-        code = fill(s.lang, op.template, tuple((name, e.code) for name, e in parts.items()))
+        # What the result inherits from its operands, in one pass over them (the operands are few
+        # and apply runs for every operation drawn: separate passes cost more than the work).
+        codes: list[tuple[str, str]] = []
+        guards: list[str] = []
+        reads: frozenset[str] = frozenset()
+        writes: frozenset[str] = frozenset()
+        target_uses = other_uses = 0
+        for name, e in parts.items():
+            codes.append((name, e.code))
+            if e.guards:
+                guards += e.guards
+            if e.reads:
+                reads = reads | e.reads if reads else e.reads
+            if e.writes:
+                writes = writes | e.writes
+            target_uses += e.target_uses
+            other_uses += e.other_uses
+        code = fill(s.lang, op.template, tuple(codes))
         s.imports.update(op.imports)
-        guards = [g for e in parts.values() for g in e.guards]
         for req in op.requires:
             pred = s.g.predicates[req.name]
             bound = dict(zip(pred.params, req.args, strict=True))
             if pred.min_len and all(parts[bound[p]].min_len >= n for p, n in pred.min_len.items()):
                 continue
             guards.append(s.lang.fill(pred.guard, {p: parts[ref].code for p, ref in bound.items()}))
-        result_len = {"same": recv.min_len, "grow": recv.min_len}.get(op.length_result, 0)
-        reads = frozenset().union(*(e.reads for e in parts.values()))
+        result_len = recv.min_len if op.length_result in ("same", "grow") else 0
         # `-7` reads as a negative literal, not as a use of `-` (the static check agrees). A literal
         # reads no variable: only an expression that reads none is asked (saves parsing the rest).
         counts_as_use = bool(reads) or not is_signed_number(s.lang, code)
-        if receiver is not None and op.length_recv != "same" and (op.mutates or op.statement):
+        acts = op.mutates or op.statement
+        if receiver is not None and op.length_recv != "same" and acts:
             self.apply_length_effect(receiver, op.length_recv)
-        writes = frozenset().union(*(e.writes for e in parts.values()))
-        if receiver is not None and (op.mutates or op.statement):
+        if receiver is not None and acts:
             writes |= {receiver.name}
         return Expr(
             code,
             op.returns.substitute(binding) if op.returns else recv_type,
-            target_uses=sum(e.target_uses for e in parts.values()) + (is_target and counts_as_use),
-            other_uses=sum(e.other_uses for e in parts.values()) + (s.is_other(op) and counts_as_use),
+            target_uses=target_uses + (is_target and counts_as_use),
+            other_uses=other_uses + (counts_as_use and s.is_other(op)),
             min_len=result_len,
             guards=guards,
             reads=reads,
@@ -240,7 +258,6 @@ class Expressions:
         budget: int,
         is_target: bool,
         parts: dict[str, Expr],
-        names: set[str],
     ) -> None:
         """The expressions of ``op``'s arguments, into ``parts``."""
         s = self.s
@@ -249,7 +266,8 @@ class Expressions:
             if arg.source is not None:
                 impl = IMPLEMENTATIONS[arg.source.name]
                 code = impl(self, arg_type, *arg.source.args)
-                reads = frozenset((code,)) if code in names else frozenset()
+                # A value source's text may be the name of a variable (``element_of``).
+                reads = frozenset((code,)) if any(v.name == code for v in s.scope) else frozenset()
                 if arg.source.name in FORM_SOURCES and not reads:
                     reads = parts["recv"].reads  # a form is computed from the receiver
                 parts[arg.name] = Expr(code, arg_type, min_len=literal_len(s.lang, code), reads=reads)
@@ -286,10 +304,23 @@ def _producers_in_scope(grammar: Grammar, want: Type, mutable: frozenset[Type]) 
     return found
 
 
-@lru_cache(maxsize=16384)
+def _target_producers(
+    grammar: Grammar, usable: Options, want: Type, mutable: frozenset[Type], target: str
+) -> Options:
+    """The target's operations among ``usable``, the producers in scope of ``want`` for the
+    ``mutable`` types (memoised alike: saves filtering them for each expression of tier 1)."""
+    key = ("target_producers_in_scope", want, mutable, target)
+    found = grammar.cache.get(key)
+    if found is None:
+        found = grammar.cache[key] = tuple(o for o in usable if o[0].op_id == target)
+    return found
+
+
+@lru_cache(maxsize=1 << 16)
 def fill(lang: Language, template: str, values: tuple[tuple[str, str], ...]) -> str:
     """``lang.fill`` of ``template`` with the (placeholder, code) pairs ``values``, memoised (saves
-    re-filling the same operation with the same operands, which retried statements do often)."""
+    re-filling the same operation with the same operands, which retried statements do often; a
+    worker's share of a run fills some 50,000 different ones, and 16,384 kept only half the hits)."""
     return lang.fill(template, dict(values))
 
 
@@ -327,6 +358,12 @@ def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
     result (``xs[:][:]``, ``s.upper().upper()``), two arguments that are the same constant
     (``s[1:1]``), or a test of a value against a container literal (``scores == {'o': 'A'}``,
     ``seen.issubset({-1, 10})``: nearly always one answer on drawn inputs)."""
+    if len(parts) == 1:  # the receiver alone (most operations): only two of the rules apply
+        if not parts["recv"].reads:
+            raise GenerationFailed(f"{op.op_id}: only constants")
+        if not op.args and parts["recv"].op == op.op_id:
+            raise GenerationFailed(f"{op.op_id}: applied to its own result")
+        return
     constants = [e for e in parts.values() if not e.reads]  # in one pass: what reads no variable
     read_sets = [e.reads for e in parts.values() if e.reads]
     if not read_sets:

@@ -201,5 +201,5 @@ def generate_program(
         try:
             return ProgramBuilder(grammar, target, tier, rng).build()
         except GenerationFailed as exc:
-            last = exc
+            last = exc.with_traceback(None)  # (its traceback would keep the failed attempt alive)
     raise GenerationFailed(str(last))

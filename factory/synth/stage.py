@@ -67,7 +67,9 @@ def _drawn(
         yield from map(_draw, jobs)
         return
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        yield from pool.imap(_draw, jobs, chunksize=128)
+        # Small chunks: the jobs come tier by tier and a tier-6 program takes ~10x a tier-1 one,
+        # so chunks of 128 left one worker finishing the last (slowest) chunk alone.
+        yield from pool.imap(_draw, jobs, chunksize=16)
 
 
 def run_synthesize_stage(

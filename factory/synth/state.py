@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import random
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from factory.grammar.model import Grammar, Operation
@@ -17,7 +20,7 @@ class GenerationFailed(Exception):
     """This draw cannot make a valid program (the caller retries with the same RNG)."""
 
 
-@dataclass
+@dataclass(slots=True)  # slots: variables are read in every scan of the scope
 class Var:
     name: str
     type: Type
@@ -29,6 +32,30 @@ class Var:
     operands: frozenset[str] = frozenset()
     made_with: tuple[str, ...] = ()  # the arguments ``made_by`` took, when it is ``stable``
     unread_start: bool = False  # holds the starting constant it was set to (a reset of it is no work)
+
+
+class ScopePairs:
+    """(operation, variable) pairs, variable by variable, without building each pair: the draws
+    (``rng.choice``, ``rng.choices``) only ask for the length and the item drawn (saves building
+    and filtering some 170 pairs to draw one, for each statement over the other operations and
+    each test over the scope)."""
+
+    def __init__(self, segments: list[tuple[Var, Sequence[Operation]]]):
+        self.segments = [seg for seg in segments if seg[1]]
+        self.ends = list(accumulate(len(ops) for _, ops in self.segments))
+
+    def __len__(self) -> int:
+        return self.ends[-1] if self.ends else 0
+
+    def __getitem__(self, i: int) -> tuple[Operation, Var]:
+        k = bisect_right(self.ends, i)
+        v, ops = self.segments[k]
+        start = self.ends[k - 1] if k else 0
+        return ops[i - start], v
+
+    def of(self, names: frozenset[str]) -> ScopePairs:
+        """The pairs whose variable is one of ``names``, in the same order."""
+        return ScopePairs([seg for seg in self.segments if seg[0].name in names])
 
 
 def variants(grammar: Grammar, target: str) -> tuple[Operation, ...]:

@@ -25,13 +25,20 @@ def fill(template: str, values: Mapping[str, str]) -> str:
 
 def _filled(template: str, placeholder: str, code: str) -> str:
     """The text of ``code`` for ``{placeholder}``, parenthesised where precedence needs it."""
-    if not is_atomic(code) and _needs_parens(template, placeholder):
+    if _needs_parens(template, placeholder) and not is_atomic(code):  # the cheap (memoised) test first
         return f"({code})"
-    if code[:1].isdigit() and template.partition("{" + placeholder + "}")[2].startswith("."):
+    if code[:1].isdigit() and _before_dot(template, placeholder):
         return f"({code})"  # 7.bit_length() is a syntax error
     return code
 
 
+@lru_cache(maxsize=4096)
+def _before_dot(template: str, placeholder: str) -> bool:
+    """Whether ``{placeholder}`` is followed by a ``.`` in ``template`` (memoised, as below)."""
+    return template.partition("{" + placeholder + "}")[2].startswith(".")
+
+
+@lru_cache(maxsize=4096)  # per (template, placeholder): saves re-reading the template per fill
 def _needs_parens(template: str, placeholder: str) -> bool:
     """Whether a non-atomic expression put into ``{placeholder}`` needs parentheses."""
     marker = "{" + placeholder + "}"
