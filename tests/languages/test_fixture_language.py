@@ -73,7 +73,8 @@ def test_the_language_fills_templates_and_writes_guards(
     sources = []
     for seed in range(200):
         try:
-            sources.append(generate_program(toy, "list.pop", 3, random.Random(seed)).source)
+            # Tier 4: a pop inside a nested construct, where its list may be empty (a guard).
+            sources.append(generate_program(toy, "list.pop", 4, random.Random(seed)).source)
         except GenerationFailed:
             continue
     text = "\n".join(sources)
