@@ -220,6 +220,8 @@ def _snapshot_for(payload: dict[str, Any]) -> Snapshot | None:
             modules = reach(source, compile_program(source, payload.get("code")))
         except BadProgram:
             modules = _NO_REACH  # it will not run
+        except Exception:  # noqa: BLE001 - compiling ran out of memory or recursion: the job will say
+            modules = None  # (and whatever it does, check everything)
         _reach_cache[source] = modules
         if len(_reach_cache) > COMPILE_CACHE_SIZE:
             _reach_cache.popitem(last=False)
