@@ -50,16 +50,11 @@ def element_of(ctx: SourceContext, t: Type, recv: str) -> str:
 
 
 def member(ctx: SourceContext, t: Type, recv: str, *forms: str) -> str:
-    """A value that is in the receiver whenever it is non-empty: one of the grammar's ``forms``,
-    each a template over ``{recv}`` (``'max({recv})'``, ``'{recv}[-1]'``), filled with the
-    receiver's code. Pair it with ``requires: [non_empty(recv)]``."""
-    return ctx.choice(list(forms)).replace("{recv}", ctx.text(recv))
-
-
-def derived(ctx: SourceContext, t: Type, recv: str, *forms: str) -> str:
-    """A value computed from the receiver that equals it on some inputs (``'sorted({recv})'``,
-    ``'abs({recv})'``), for equality tests: two inputs of one type are nearly never equal. One of
-    the grammar's ``forms``, each a template over ``{recv}`` filled with the receiver's code."""
+    """One of the grammar's ``forms``, each a template over ``{recv}`` filled with the receiver's
+    code. As ``member``: a value in the receiver whenever it is non-empty (``'max({recv})'``,
+    ``'{recv}[-1]'``; pair it with ``requires: [non_empty(recv)]``). As ``derived``: a value
+    computed from the receiver that equals it on some inputs (``'sorted({recv})'``,
+    ``'abs({recv})'``), for equality tests: two inputs of one type are nearly never equal."""
     return ctx.choice(list(forms)).replace("{recv}", ctx.text(recv))
 
 
@@ -70,7 +65,7 @@ def overlapping(ctx: SourceContext, t: Type, recv: str, *forms: str) -> str:
     var = ctx.variable_of(t)
     if var is not None and ctx.randint(0, 2) > 0:
         return var
-    return ctx.choice(list(forms)).replace("{recv}", ctx.text(recv))
+    return member(ctx, t, recv, *forms)
 
 
 def part_of(ctx: SourceContext, t: Type, recv: str) -> str:
@@ -107,7 +102,7 @@ IMPLEMENTATIONS: dict[str, Callable[..., str]] = {
     "any_index": any_index,
     "element_of": element_of,
     "member": member,
-    "derived": derived,
+    "derived": member,  # the same forms, another purpose (see ``member``)
     "overlapping": overlapping,
     "key_of": element_of,
     "part_of": part_of,

@@ -35,10 +35,9 @@ class Var:
 
 
 class ScopePairs:
-    """(operation, variable) pairs, variable by variable, without building each pair: the draws
-    (``rng.choice``, ``rng.choices``) only ask for the length and the item drawn (saves building
-    and filtering some 170 pairs to draw one, for each statement over the other operations and
-    each test over the scope)."""
+    """(item, variable) pairs, variable by variable, without building each pair: the draws
+    (``rng.choice``) only ask for the length and the item drawn (saves building the pairs of
+    every test over the scope to draw one, for each condition)."""
 
     def __init__(self, segments: list[tuple[Var, Sequence[Operation]]]):
         self.segments = [seg for seg in segments if seg[1]]
@@ -52,10 +51,6 @@ class ScopePairs:
         v, ops = self.segments[k]
         start = self.ends[k - 1] if k else 0
         return ops[i - start], v
-
-    def of(self, names: frozenset[str]) -> ScopePairs:
-        """The pairs whose variable is one of ``names``, in the same order."""
-        return ScopePairs([seg for seg in self.segments if seg[0].name in names])
 
 
 def variants(grammar: Grammar, target: str) -> tuple[Operation, ...]:

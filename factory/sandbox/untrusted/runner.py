@@ -378,8 +378,9 @@ class _Child:
         if kind != "K":
             raise _ChildFailure(PROTOCOL, "no layers frame")
         self.layers = _note_layers(text)
-        if _missing(self.layers) and not weak_sandbox_allowed():
-            raise _ChildFailure(SANDBOX_INCOMPLETE, "missing: " + ", ".join(_missing(self.layers)))
+        missing = _missing(self.layers)
+        if missing and not weak_sandbox_allowed():
+            raise _ChildFailure(SANDBOX_INCOMPLETE, "missing: " + ", ".join(missing))
         self._send(marshal.dumps({"code": self.code, "loose": self.loose}), deadline)
         kind, text = self.recv(deadline)
         if kind == "L":
