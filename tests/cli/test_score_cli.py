@@ -79,7 +79,8 @@ def test_codegen_task(execverify: str, tmp_path: Path):
     assert data["reward"] == 0.5
     assert data["status"] == "ok"
     assert [q["test"] for q in data["per_question"]] == ["assert f(1) == 2", "assert f(2) == 4"]
-    assert {"audit_hook", "seccomp", "landlock"} <= set(data["sandbox"]["in_force"])
+    kernel = {"namespaces", "unprivileged", "seccomp", "landlock"}
+    assert {"audit_hook", *kernel} <= set(data["sandbox"]["in_force"])
 
 
 def test_a_missing_kernel_layer_is_refused_unless_allowed(execverify: str, tmp_path: Path):

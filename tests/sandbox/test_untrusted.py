@@ -10,13 +10,18 @@ state carried from one job to the next, its death and restart) is tested at the 
 
 from __future__ import annotations
 
+import atexit
+import base64
+import functools
 import json
 import math
 import os
+import shutil
 import socket
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -24,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from factory.sandbox.untrusted import fork, runner
+from factory.sandbox.untrusted import fork, namespaces, runner
 from factory.sandbox.untrusted.runner import (
     ALLOW_WEAK_ENV,
     SANDBOX_INCOMPLETE,
@@ -170,13 +175,57 @@ def _normal_call_seconds() -> float:
     return statistics.median(times)
 
 
-def hostile(name: str, outside: Path, port: int) -> str:
+_MKDTEMP = tempfile.mkdtemp
+HOST_QUEUE_KEY = 0x5EC6  # a SysV message queue of the scorer's (see ``host_queue``)
+
+
+def hostile(name: str, outside: Path, port: int, bait: Path | None = None) -> str:
+    """A hostile fixture with its placeholders filled in: a path outside the sandbox, a
+    listener's port, the secret's name, a tests file (``bait``), the scorer's and the fork
+    server's pids, a SysV queue key of the scorer's, and a compiled extension's bytes."""
     text = (HOSTILE / f"{name}.py").read_text()
-    return (
+    zygote = fork.running()
+    text = (
         text.replace("__OUTSIDE__", str(outside))
         .replace("__PORT__", str(port))
         .replace("__SECRET_NAME__", SECRET_NAME)
+        .replace("__BAIT__", str(bait or outside.with_name("tests.json")))
+        .replace("__SCORER_PID__", str(os.getpid()))
+        .replace("__ZYGOTE_PID__", str(zygote.pid if zygote else os.getpid()))
+        .replace("__HOST_QUEUE_KEY__", str(HOST_QUEUE_KEY))
     )
+    if "__EXTENSION_B64__" in text:
+        text = text.replace("__EXTENSION_B64__", base64.b64encode(compiled_extension().read_bytes()).decode())
+    return text
+
+
+EXTENSION_C = """
+#include <Python.h>
+static PyObject *two(PyObject *self, PyObject *args) { return PyLong_FromLong(2); }
+static PyMethodDef methods[] = {{"two", two, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "evil", NULL, -1, methods};
+PyMODINIT_FUNC PyInit_evil(void) { return PyModule_Create(&module); }
+"""
+
+
+@functools.cache
+def compiled_extension() -> Path:
+    """A C extension module ``evil`` whose ``two()`` returns 2, built with the machine's compiler;
+    it imports and answers 2 in an ordinary interpreter (checked here)."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("building the extension attack needs a C compiler")
+    build = Path(_MKDTEMP(prefix="hostile-extension-"))  # not a sandbox directory (see sandbox_dirs)
+    atexit.register(shutil.rmtree, build, True)
+    (build / "evil.c").write_text(EXTENSION_C)
+    target = build / "evil.cpython-311-x86_64-linux-gnu.so"
+    include = sysconfig.get_paths()["include"]
+    build_command = [compiler, "-shared", "-fPIC", f"-I{include}", "evil.c", "-o", target.name]
+    subprocess.run(build_command, cwd=build, check=True)
+    probe = f"import sys; sys.path.insert(0, {str(build)!r}); import evil; print(evil.two())"
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert loaded.stdout == "2\n"
+    return target
 
 
 # --------------------------------------------------------------------------------------------
@@ -336,7 +385,7 @@ def test_seccomp_holds_without_the_audit_hook():
 import json, os, socket, sys, threading
 sys.path.insert(0, {str(CHILD.parent)!r})
 import child
-active, _ = child._lockdown(os.getppid())
+active, _ = child._lockdown(os.getppid(), child.prepare_lockdown())
 out = {{"active": active}}
 def attempt(name, fn):
     try:
@@ -389,7 +438,7 @@ def test_landlock_confines_changes_without_the_audit_hook(tmp_path: Path):
 import json, os, sys
 sys.path.insert(0, {str(CHILD.parent)!r})
 import child
-active, landlocked = child._lockdown(os.getppid(), tmp={str(inside)!r})
+active, landlocked = child._lockdown(os.getppid(), child.prepare_lockdown(), tmp={str(inside)!r})
 out = {{"seccomp": active, "landlock": landlocked}}
 def attempt(name, fn):
     try:
@@ -461,6 +510,11 @@ HOSTILE_CASES = {
     "ctypes_without_import": PLUS_ONE[:1],
     "stop_iteration": ["assert all(map(lambda c: f(c[0]) == c[1], [(1, 2), (5, 6)]))", *PLUS_ONE],
     "colliding_hashes": PLUS_ONE[:1],
+    "read_files_outside": PLUS_ONE[:1],
+    "native_extension": PLUS_ONE[:1],
+    "native_calls": PLUS_ONE[:1],
+    "thread_bomb": PLUS_ONE[:1],
+    "disk_fill": PLUS_ONE[:1],
 }
 
 
@@ -475,18 +529,72 @@ def test_hostile_suite_starts_with_a_baseline(baseline_speed: float):
 def _assert_hostile_fails(name: str, tmp_path: Path, listener: Listener) -> None:
     outside = tmp_path / "outside" / "pwned.txt"
     outside.parent.mkdir()
-    code = hostile(name, outside, listener.port)
+    bait = tmp_path / "tests.json"  # what a scorer might keep on its disk: the answers
+    bait.write_text(json.dumps({"tests": HOSTILE_CASES[name]}))
+    bait_state = _metadata(bait)
+    code = hostile(name, outside, listener.port, bait)
     tests = HOSTILE_CASES[name]
+    host_ipc = _sysv_ipc_objects()
+    affinity = os.sched_getaffinity(0)
     report = run_tests(code, tests, timeout_s=TIMEOUT, memory_mb=256)
     assert report.passed == 0, report
     assert report.per_test == [False] * len(tests)
     assert list(outside.parent.iterdir()) == [], "something was written outside the sandbox"
+    assert _metadata(bait) == bait_state, "a file outside the sandbox was changed"
     assert (listener.connections, listener.received) == (0, b"")
+    assert _sysv_ipc_objects() == host_ipc, "the job left SysV IPC objects behind"
+    assert os.sched_getaffinity(0) == affinity, "the job changed the scorer's CPU affinity"
+    zygote = fork.running()
+    if zygote is not None:
+        assert os.sched_getaffinity(zygote.pid) == affinity, "the job changed the fork server's CPU affinity"
+    _assert_no_job_left()
+
+
+def _metadata(path: Path) -> tuple[object, ...]:
+    st = path.stat()
+    return st.st_mode, st.st_uid, st.st_gid, st.st_mtime_ns, tuple(os.listxattr(path)), path.read_bytes()
+
+
+def _sysv_ipc_objects() -> dict[str, list[str]]:
+    """The host's SysV message queues, shared-memory segments and semaphores (one line each)."""
+    kinds = ("msg", "shm", "sem")
+    return {kind: Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:] for kind in kinds}
+
+
+def _job_processes() -> list[int]:
+    """Live processes (zombies aside) running under a job's uid."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (fields := _status(int(entry))) is not None:
+            if fields["State"][0] not in "ZX" and int(fields["Uid"].split()[0]) >= namespaces.UID_BASE:
+                found.append(int(entry))
+    return found
+
+
+def _assert_no_job_left() -> None:
+    deadline = time.monotonic() + 2.0  # a killed job may take a moment to be gone
+    while (left := _job_processes()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert left == [], f"job processes outlived their job: {left}"
+
+
+@pytest.fixture(scope="module")
+def host_queue():
+    """A SysV message queue of the scorer's, holding a message, for the whole hostile suite."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    queue = libc.msgget(HOST_QUEUE_KEY, 0o1600)  # IPC_CREAT, owner only
+    assert queue >= 0, os.strerror(ctypes.get_errno())
+    message = ctypes.create_string_buffer(b"\x01\0\0\0\0\0\0\0" + SECRET_VALUE.encode())
+    assert libc.msgsnd(queue, message, len(SECRET_VALUE), 0) == 0
+    yield queue
+    libc.msgctl(queue, 0, None)  # IPC_RMID
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE_CASES))
 def test_hostile_completion_fails_and_leaves_no_trace(
-    name: str, tmp_path: Path, listener: Listener, monkeypatch: pytest.MonkeyPatch
+    name: str, tmp_path: Path, listener: Listener, monkeypatch: pytest.MonkeyPatch, host_queue: int
 ):
     monkeypatch.setenv(SECRET_NAME, SECRET_VALUE)
     zygote = fork.server()
@@ -513,8 +621,7 @@ def test_hostile_completion_fails_on_the_per_process_path(
 ):
     monkeypatch.setenv(SECRET_NAME, SECRET_VALUE)
     _assert_hostile_fails(name, tmp_path, listener)
-    src = "import os\ndef f(x):\n    return os.getppid()\n"
-    assert call_function(src, "f", (0,)).value == os.getpid()  # a fresh child of ours, no zygote
+    assert running_job_lineage()[0] == os.getpid()  # a fresh child of ours, no zygote
 
 
 @pytest.mark.parametrize(
@@ -583,6 +690,41 @@ def test_a_job_cannot_reach_the_fork_server(attack: str):
     assert call_function("def f(x):\n    return x * 2\n", "f", (21,)).value == 42
 
 
+def running_job_lineage() -> tuple[int, int, int, int, int]:
+    """(the keeper's parent, the keeper, the job, the keeper's session, the job's process
+    group), host pids, seen from here while a job runs:
+    the job is the one live process with a uid of the jobs' range."""
+    src = "import time\ndef f(x):\n    time.sleep(1.0)\n    return x\n"
+    worker = threading.Thread(target=call_function, args=(src, "f", (0,)))
+    worker.start()
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            for entry in os.listdir("/proc"):
+                if entry.isdigit() and (fields := _status(int(entry))) is not None:
+                    # (a job killed with its keeper may linger a moment, orphaned, as it dies)
+                    alive = fields["State"][0] not in "ZX" and fields["PPid"] != "1"
+                    if alive and int(fields["Uid"].split()[0]) >= namespaces.UID_BASE:
+                        keeper = int(fields["PPid"])
+                        keeper_fields = _status(keeper)
+                        assert keeper_fields is not None
+                        job = int(entry)
+                        group = (os.getsid(keeper), os.getpgid(job))  # while both run
+                        return int(keeper_fields["PPid"]), keeper, job, *group
+            time.sleep(0.01)
+        raise AssertionError("no job seen")
+    finally:
+        worker.join()
+
+
+def _status(pid: int) -> dict[str, str] | None:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return dict(line.rstrip("\n").split(":\t", 1) for line in fh if ":\t" in line)
+    except OSError:
+        return None
+
+
 def test_jobs_are_forked_by_the_zygote_into_their_own_session():
     zygote = fork.server()
     assert zygote is not None
@@ -590,14 +732,16 @@ def test_jobs_are_forked_by_the_zygote_into_their_own_session():
         "import os\n"
         "def f(x):\n"
         "    fds = sorted(int(n) for n in os.listdir('/proc/self/fd'))\n"
-        "    return [os.getppid(), os.getpid(), os.getpgid(0), os.getsid(0), fds, os.getcwd()]\n"
+        "    return [os.getppid(), os.getpid(), fds, os.getcwd()]\n"
     )
-    ppid, pid, pgid, sid, fds, cwd = call_function(src, "f", (0,)).value
-    assert ppid == zygote.pid
-    assert pid == pgid == sid, "a job leads its own session and process group"
+    ppid, pid, fds, cwd = call_function(src, "f", (0,)).value
+    assert (ppid, pid) == (0, 1), "a job is PID 1 of its own PID namespace (its parent lies outside)"
     # stdin, stdout, stderr, the two pipes, and the directory listdir itself opened
     assert len(fds) == 6, fds
     assert os.path.basename(cwd).startswith("execverify-untrusted-")
+    parent, keeper, _job, session, group = running_job_lineage()
+    assert parent == zygote.pid
+    assert session == keeper == group, "a job's keeper leads its session and the job's group"
 
 
 def test_the_scorer_leaks_no_descriptors():
@@ -703,13 +847,13 @@ def test_a_zygote_that_cannot_start_falls_back_with_a_warning(
     fork.shutdown()
     monkeypatch.setattr(fork, "ZYGOTE_SCRIPT", str(broken))
     monkeypatch.setattr(fork, "_warned", False)
-    src = "import os\ndef f(x):\n    return os.getppid()\n"
     with pytest.warns(RuntimeWarning, match="fork server could not start"):
-        assert call_function(src, "f", (0,)).value == os.getpid()  # a fresh child of ours
+        assert running_job_lineage()[0] == os.getpid()  # a fresh child of ours
     assert run_tests("def f(x):\n    return x + 1\n", ["assert f(1) == 2"]).passed == 1
     monkeypatch.undo()
     fork.shutdown()
-    assert call_function(src, "f", (0,)).value == fork.running().pid
+    assert call_function("def f(x):\n    return x\n", "f", (0,)).value == 0
+    assert running_job_lineage()[0] == fork.running().pid
 
 
 def test_the_zygote_exits_with_its_scorer():
@@ -751,13 +895,13 @@ def test_a_result_built_to_be_costly_to_rebuild_costs_the_scorer_little(tmp_path
 def test_the_kernel_layers_in_force_are_reported():
     layers = sandbox_layers()
     assert layers["in_force"][:3] == ["rlimits", "session", "audit_hook"]
-    assert {"seccomp", "landlock"} <= set(layers["in_force"]), (
-        "this machine has both (see docs/design.md §6.2)"
+    assert set(runner.KERNEL_LAYERS) <= set(layers["in_force"]), (
+        "this machine has all four (see docs/design.md §6.2)"
     )
     assert layers["missing"] == [] and layers["weak_allowed"] is False
 
 
-@pytest.mark.parametrize("layer", ["seccomp", "landlock"])
+@pytest.mark.parametrize("layer", runner.KERNEL_LAYERS)
 def test_a_missing_kernel_layer_refuses_untrusted_code_unless_allowed(
     layer: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ):

@@ -3,20 +3,25 @@ a job forked by the fork server (``serve``, see ``zygote``).
 
 Standard library only (the interpreter runs with ``-S -s -B -P``: no site-packages, no bytecode
 writes, no script directory on ``sys.path``), plus the sandboxes' shared ``os_helpers``, loaded
-from its file in the directory above. Order matters; nothing untrusted exists before step 4:
+from its file in the directory above, and ``namespaces`` beside it. Order matters; nothing
+untrusted exists before step 5:
 
-1. rlimits (address space, CPU seconds, processes, file size, open files, no core files);
-2. lockdown through ``ctypes`` (x86_64 and aarch64 Linux, best effort): parent-death signal,
+1. namespaces (``namespaces``): new mount, PID, IPC, UTS and network namespaces under a private
+   read-only root with a noexec, size-limited job directory, then no privilege (a uid of the
+   job's own as root, or no capabilities); this forks, and the first process waits outside as
+   the job's keeper;
+2. rlimits (address space, CPU seconds, threads, file size, open files, no core files);
+3. lockdown through ``ctypes`` (x86_64 and aarch64 Linux, best effort): parent-death signal,
    ``no_new_privs``, Landlock (file-system changes only beneath the temporary directory, no TCP,
    no signals out of the job; Linux ≥ 5.13) and a seccomp filter refusing sockets, process
    creation (threads allowed), exec, signals to other processes, ptrace, device nodes, links,
-   namespaces and mounts, raised limits, real-time scheduling and a few dangerous ioctls; then
-   ``ctypes`` is dropped;
-3. an audit hook refusing what seccomp cannot judge by path (writes outside the temporary
+   namespaces and mounts, raised limits, real-time scheduling, CPU affinity, I/O priority and a
+   few dangerous ioctls; then ``ctypes`` is dropped;
+4. an audit hook refusing what seccomp cannot judge by path (writes outside the temporary
    directory, reads and listings of other processes' ``/proc`` entries) and, again, sockets, processes,
    signals, ``ctypes`` and introspection that could reach the hook. A refused event ends the
    process at once with ``VIOLATION_EXIT``: nothing to catch, no traceback that leads back here;
-4. the job (code text) is read from the request pipe, executed, and then the process answers
+5. the job (code text) is read from the request pipe, executed, and then the process answers
    call requests ``(name, args, kwargs)`` with the ``repr`` of the result or the exception's type.
 
 Nothing here is secret: the parent never trusts what this process says beyond "this call
@@ -47,8 +52,19 @@ sys.path.insert(0, _SHARED)
 import os_helpers  # type: ignore[import-not-found]  # noqa: E402
 
 sys.path.remove(_SHARED)  # a completion's ``import trusted`` must not find the package's modules
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, _HERE)
+import namespaces  # type: ignore[import-not-found]  # noqa: E402
+
+sys.path.remove(_HERE)
 
 VIOLATION_EXIT = 86
+# The job directory's quota (a tmpfs in the job's own root; one file is also capped at the
+# caller's fsize) and its inodes (the audit hook also counts creations, up to 64).
+JOB_DISK_MB = 16
+JOB_INODES = 128
+# Threads a job may run at once (the main thread included), where it has a uid of its own.
+JOB_TASKS = 16
 _FRAME_MAX = 1 << 26
 
 # seccomp / BPF constants (linux/seccomp.h, linux/filter.h, linux/audit.h)
@@ -99,7 +115,8 @@ _SYSCALLS = {
         "prlimit64": 302, "name_to_handle_at": 303, "open_by_handle_at": 304,
         "clock_adjtime": 305, "setns": 308, "process_vm_readv": 310, "process_vm_writev": 311,
         "finit_module": 313, "sched_setattr": 314, "kexec_file_load": 320, "bpf": 321,
-        "execveat": 322, "userfaultfd": 323, "ioctl": 16,
+        "execveat": 322, "userfaultfd": 323, "ioctl": 16, "sched_setaffinity": 203,
+        "ioprio_set": 251,
     },
     "aarch64": {
         "ioctl": 29, "mknodat": 33, "symlinkat": 36, "linkat": 37, "umount2": 39, "mount": 40,
@@ -115,7 +132,7 @@ _SYSCALLS = {
         "name_to_handle_at": 264, "open_by_handle_at": 265, "clock_adjtime": 266, "setns": 268,
         "process_vm_readv": 270, "process_vm_writev": 271, "finit_module": 273,
         "sched_setattr": 274, "bpf": 280, "execveat": 281, "userfaultfd": 282,
-        "kexec_file_load": 294,
+        "kexec_file_load": 294, "sched_setaffinity": 122, "ioprio_set": 30,
     },
 }  # fmt: skip
 # Syscalls numbered alike on every architecture (added after the tables were unified).
@@ -201,9 +218,9 @@ def _bpf_program(machine: str, pid: int) -> list[tuple[int, int, int, int]]:
 
 
 def prepare_lockdown() -> tuple[Any, ...] | None:
-    """What ``_lockdown`` needs, built once: (prctl, filter array or None, address of the filter
-    program, index of the instruction that holds this process's pid, Landlock or None), or None
-    without ctypes.
+    """What ``_isolate`` and ``_lockdown`` need, built once: (prctl, filter array or None, address
+    of the filter program, index of the instruction that holds this process's pid, Landlock or
+    None, ``namespaces.Namespaces`` or None), or None without ctypes.
 
     A fresh process builds it in ``_lockdown``; the fork server builds it before forking, and
     each job only writes its own pid into its copy of the array.
@@ -216,7 +233,7 @@ def prepare_lockdown() -> tuple[Any, ...] | None:
     prctl = os_helpers.typed_prctl(libc)
     machine = os.uname().machine
     if machine not in _SYSCALLS:
-        return prctl, None, 0, 0, None
+        return prctl, None, 0, 0, None, None
     program = _bpf_program(machine, 0)
     pid_at = next(i for i, (a, b) in enumerate(zip(program, _bpf_program(machine, 1), strict=True)) if a != b)
 
@@ -236,7 +253,11 @@ def prepare_lockdown() -> tuple[Any, ...] | None:
     # The program structure must outlive its address: keep it on the array (ctypes objects take
     # attributes at run time; their stub declares none).
     filters._execverify_fprog = fprog  # type: ignore[attr-defined]
-    return prctl, filters, ctypes.addressof(fprog), pid_at, _prepare_landlock(ctypes, libc)
+    try:
+        isolation = namespaces.Namespaces(ctypes)
+    except (OSError, AttributeError):
+        isolation = None
+    return prctl, filters, ctypes.addressof(fprog), pid_at, _prepare_landlock(ctypes, libc), isolation
 
 
 # Landlock (linux/landlock.h): syscalls numbered alike on every architecture, access rights.
@@ -299,17 +320,28 @@ def _prepare_landlock(ctypes: Any, libc: Any) -> _Landlock | None:
         return None
 
 
-def _lockdown(
-    parent_pid: int, prepared: tuple[Any, ...] | None = None, tmp: str | None = None
-) -> tuple[bool, bool]:
+def _isolate(prepared: tuple[Any, ...] | None, parent_pid: int, tmp: str) -> tuple[bool, bool]:
+    """Parent-death signal, then the job's namespaces and private root (``namespaces``): returns
+    in the job, with whether (the namespaces, no privilege) are in force. Forks: the process
+    that called it waits outside and ends as the job ends."""
+    if prepared is None:
+        return False, False
+    prctl, isolation = prepared[0], prepared[5]
+    os_helpers.die_with_parent(prctl, parent_pid, VIOLATION_EXIT)
+    if isolation is None:
+        return False, False
+    return isolation.enter(tmp, JOB_DISK_MB, JOB_INODES)
+
+
+def _lockdown(parent_pid: int, prepared: tuple[Any, ...] | None, tmp: str | None = None) -> tuple[bool, bool]:
     """Parent-death signal, no_new_privs, Landlock beneath ``tmp`` (when given and the kernel
-    has it) and the seccomp filter; returns whether (seccomp, Landlock) are active."""
+    has it) and the seccomp filter; returns whether (seccomp, Landlock) are active.
+
+    ``parent_pid`` is 0 in a job of its own PID namespace (its parent lies outside)."""
     try:
         if prepared is None:
-            prepared = prepare_lockdown()
-        if prepared is None:
             return False, False
-        prctl, filters, fprog_address, pid_at, landlock = prepared
+        prctl, filters, fprog_address, pid_at, landlock, _isolation = prepared
         os_helpers.die_with_parent(prctl, parent_pid, VIOLATION_EXIT)
         if filters is None:
             return False, False
@@ -319,7 +351,7 @@ def _lockdown(
         landlocked = landlock is not None and tmp is not None and landlock.apply(tmp)
         return prctl(22, 2, fprog_address, 0, 0) == 0, landlocked  # PR_SET_SECCOMP, MODE_FILTER
     finally:
-        prepared = landlock = None
+        prepared = landlock = _isolation = None
         for name in [m for m in sys.modules if m.split(".")[0] in ("ctypes", "_ctypes")]:
             del sys.modules[name]
 
@@ -528,7 +560,7 @@ def _send(
     _write(fd, _frame(kind + text.encode("utf-8", "backslashreplace")))
 
 
-def _set_limits(memory_mb: int, cpu_s: int, fsize_mb: int, nofile: int) -> None:
+def _set_limits(memory_mb: int, cpu_s: int, fsize_mb: int, nofile: int, tasks: int) -> None:
     mb = 1 << 20
     limits = [
         ("RLIMIT_AS", memory_mb * mb),
@@ -536,7 +568,9 @@ def _set_limits(memory_mb: int, cpu_s: int, fsize_mb: int, nofile: int) -> None:
         ("RLIMIT_FSIZE", fsize_mb * mb),
         ("RLIMIT_NOFILE", nofile),
         ("RLIMIT_CORE", 0),
-        ("RLIMIT_NPROC", 0),  # not enforced for root: seccomp and the audit hook stop forks
+        # Counted per uid, and not enforced for root: a thread cap where the job has a uid of
+        # its own, else none (0; seccomp and the audit hook stop forks).
+        ("RLIMIT_NPROC", tasks),
     ]
     os_helpers.set_limits(limits, best_effort=True)
 
@@ -574,10 +608,21 @@ def serve(
     once the lockdown is done nothing in this process refers to its ``prctl`` any more.
     """
     try:
-        _set_limits(*limits)
-        seccomp, landlock = _lockdown(parent_pid, lockdown_box.pop() if lockdown_box else None, tmp)
+        prepared = lockdown_box.pop() if lockdown_box else prepare_lockdown()
+        isolated, unprivileged = _isolate(prepared, parent_pid, tmp)
+        in_own_pid_namespace = os.getpid() == 1
+        own_uid = unprivileged and os.getuid() >= namespaces.UID_BASE
+        _set_limits(*limits, JOB_TASKS if own_uid else 0)
+        seccomp, landlock = _lockdown(0 if in_own_pid_namespace else parent_pid, prepared, tmp)
+        del prepared
         # The layers in force, told before any of the job's code runs (the parent's policy).
-        _send(resp_fd, b"K", " ".join(n for n, on in (("seccomp", seccomp), ("landlock", landlock)) if on))
+        layers = {
+            "namespaces": isolated,
+            "unprivileged": unprivileged,
+            "seccomp": seccomp,
+            "landlock": landlock,
+        }
+        _send(resp_fd, b"K", " ".join(name for name, on in layers.items() if on))
         frame = _read_frame(req_fd)
         if frame is None:
             os._exit(0)

@@ -1,8 +1,10 @@
 """The scorer's side of the untrusted sandbox's fork server (the zygote in ``zygote``).
 
 A fresh interpreter per job costs about 23 ms of CPU (15–27 ms of wall time when quiet); a job
-forked from a pre-started, pre-imported zygote about 3 ms (the fork ~0.6 ms in the zygote, the
-job's set-up, code and exit ~2 ms, this side's pipes, directory and messages ~0.4 ms).
+forked from a pre-started, pre-imported zygote about 3 ms without its namespaces (the fork
+~0.6 ms in the zygote, the job's set-up, code and exit ~2 ms, this side's pipes, directory and
+messages ~0.4 ms), and about 6.5 ms of wall time with them: the namespaces, the keeper's fork
+and the private root cost about 4–4.6 ms a job (``bench/sandbox_namespaces.py``).
 ``server()`` returns this process's fork server, starting it on first use (one per process: a
 forked copy of this process starts its own), or None when it cannot start; then the sandbox
 uses a fresh process per job and warns once.

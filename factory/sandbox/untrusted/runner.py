@@ -1,13 +1,15 @@
 """The sandbox for untrusted code: model-written programs and model-proposed inputs (docs/design.md §6.2).
 
-One process per job, in its own session, with rlimits, an empty temporary working directory
-(removed afterwards, also after a kill), a clean environment, Landlock and a seccomp filter where
-the kernel allows them, an audit hook, and a wall-clock deadline that the parent enforces with
-SIGKILL on the process group. The process is forked by a fork server (``fork``: a
-pre-started, pre-imported zygote with a scrubbed environment; about 3 ms of CPU per job, scorer,
-zygote and job together, instead of about 23 ms with a fresh interpreter, measured on 2 cores
-under load); when the zygote cannot start, a fresh interpreter runs
-``child.py`` (``python -S -s -B -P``). Both do the same set-up before the job's code.
+One process per job, in its own session and its own mount, PID, IPC, UTS and network namespaces
+(``namespaces``: a private read-only root that shows only the interpreter, a noexec,
+size-limited job directory, a uid of its own with no capabilities), with rlimits, a clean
+environment, Landlock and a seccomp filter, an audit hook, and a wall-clock deadline that the
+parent enforces with SIGKILL on the process group. Each job reports the kernel layers in force
+before it gets the code; one missing is refused unless the user allows it (``KERNEL_LAYERS``).
+The process is forked by a fork server (``fork``: a pre-started, pre-imported zygote with a
+scrubbed environment; see ``fork`` for its cost); when the zygote cannot start, a fresh
+interpreter runs ``child.py`` (``python -S -s -B -P``). Both do the same set-up before the job's
+code.
 
 Design: the child is a *function server*. It executes the completion's code once, then answers
 call requests ``(name, args, kwargs)`` with the ``repr`` of the result. The unit tests themselves
@@ -23,6 +25,13 @@ that shares its interpreter):
   exits (``sys.exit``, ``os._exit``), crashes, timeouts, non-literal values (objects with a forged
   ``__eq__``) and protocol garbage all fail the call, and a failed call fails its test even when
   the test catches exceptions (the proxy raises a ``BaseException`` and marks the test failed).
+- It cannot see the host: its root file system holds the interpreter's standard library and
+  the system's shared libraries (read-only), five harmless devices, its own ``/proc`` and its
+  job directory; no tests file, checkout, other job's directory or ``/etc``. It runs as a uid of
+  its own (or, under a non-root scorer, without the capabilities its user namespace gave), is
+  PID 1 of its PID namespace (nothing it starts outlives it, no other process is visible), and
+  its SysV IPC objects die with its IPC namespace. Nothing it writes can be mapped as code
+  (``noexec``): a compiled extension does not load.
 - It cannot reach the host through the kernel where seccomp is active (x86_64, aarch64 Linux):
   no sockets, processes, exec, signals to others, ptrace, device nodes or fifos, links, mounts,
   namespaces, raised limits, writes relative to another directory fd. Where Landlock is active
@@ -34,10 +43,9 @@ that shares its interpreter):
   closing check-then-use races between threads), on reads or listings of other processes'
   ``/proc`` entries and devices, on ``ctypes`` and on heap introspection (``gc``).
 - Limits: the hook is Python-level; native code (ctypes' surviving C types, a module loaded
-  through ``_imp``) can open files the hook never sees: seccomp and Landlock still hold (without
-  them, on other platforms, such code could write anywhere and fork). Root-readable files can be
-  read, but nothing carries their content out: values are only compared here and only built-in
-  exception names are reported. Tests run in this process, so test code must be trusted.
+  through ``_imp``) can open files the hook never sees: the namespaces, the uid, seccomp and
+  Landlock still hold (without them, on other platforms, such code could write anywhere and
+  fork). Tests run in this process, so test code must be trusted.
   Semantics differ from a shared namespace in three rare cases: a test that inspects an argument
   the function mutated in place (arguments are copies), a test that uses a module the completion
   imported without importing it itself, and a function named like a built-in (bound only when
@@ -213,11 +221,12 @@ class Opaque:
         return f"<opaque value, {'truthy' if self._truthy else 'falsy'}>"
 
 
-#: The kernel's layers every job must have (seccomp and Landlock; the rlimits, the session and the
-#: audit hook are always set up). Without one, untrusted code is refused (``sandbox_incomplete``)
-#: unless the user allows it (``ALLOW_WEAK_ENV=1``, ``execverify score --allow-weak-sandbox``), and
-#: then one warning per process names what is missing.
-KERNEL_LAYERS = ("seccomp", "landlock")
+#: The kernel's layers every job must have (its namespaces and private root, no privilege, seccomp
+#: and Landlock; the rlimits, the session and the audit hook are always set up). Without one,
+#: untrusted code is refused (``sandbox_incomplete``) unless the user allows it
+#: (``ALLOW_WEAK_ENV=1``, ``execverify score --allow-weak-sandbox``), and then one warning per
+#: process names what is missing.
+KERNEL_LAYERS = ("namespaces", "unprivileged", "seccomp", "landlock")
 ALLOW_WEAK_ENV = "EXECVERIFY_ALLOW_WEAK_SANDBOX"
 #: For tests of that policy: kernel layers to treat as missing (comma-separated names).
 SIMULATE_MISSING_ENV = "EXECVERIFY_SANDBOX_SIMULATE_MISSING"

@@ -26,11 +26,13 @@ Control messages (a ``SOCK_SEQPACKET`` socket pair: one message each, descriptor
 A job child, before any untrusted byte is read, does what a fresh sandbox process does: a new
 session (its pid is its process group id), every descriptor closed but stdio and its two pipes
 (the control socket first of all), the temporary directory as working directory and ``HOME``/
-``TMPDIR``, then ``child.serve``: rlimits, parent-death signal, seccomp, the audit
-hook, the code. The job cannot signal, ``ptrace`` or open the zygote (seccomp and the hook allow
-signals to itself only and no other process's ``/proc`` entries), cannot write to the control
-socket (closed) and cannot change the zygote's memory (its own is a copy): each job starts
-from the same pristine state, whatever the previous one did.
+``TMPDIR``, then ``child.serve``: its namespaces (the forked process becomes the job's keeper and
+the job its child, PID 1 of a PID namespace of its own, in the same process group), rlimits,
+parent-death signal, seccomp, Landlock, the audit hook, the code. The job cannot see, signal,
+``ptrace`` or open the zygote (its PID namespace holds only itself; seccomp and the hook allow
+signals to itself only), cannot write to the control socket (closed) and cannot change the
+zygote's memory (its own is a copy): each job starts from the same pristine state, whatever
+the previous one did.
 """
 
 from __future__ import annotations
