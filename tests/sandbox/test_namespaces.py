@@ -27,7 +27,15 @@ import ctypes, errno, importlib.util, json, mmap, os, sys
 spec = importlib.util.spec_from_file_location("namespaces", sys.argv[1])
 namespaces = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(namespaces)
-tmp, user_namespace = sys.argv[2], sys.argv[3] == "1"
+tmp, user_namespace = sys.argv[2], {"0": False, "1": True, "": None}[sys.argv[3]]
+if sys.argv[4] == "drop_sys_admin":  # as in a container: root without CAP_SYS_ADMIN (bit 21)
+    header, data = (ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)()
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.capget(header, data) == 0
+    data[0] &= ~(1 << 21)
+    data[1] &= ~(1 << 21)
+    assert libc.capset(header, data) == 0
+    assert libc.unshare(0x00020000) != 0, "CAP_SYS_ADMIN is gone: no mount namespace without a user one"
 host_ns = {n: os.readlink(f"/proc/self/ns/{n}") for n in ("ipc", "mnt", "net", "pid", "uts")}
 isolated, unprivileged = namespaces.Namespaces(ctypes).enter(tmp, 1, 16, user_namespace)
 out = {"isolated": isolated, "unprivileged": unprivileged, "pid": os.getpid(), "uid": os.getuid(),
@@ -71,20 +79,12 @@ def job_dir():
     os.rmdir(path)
 
 
-def enter(job_dir: str, user_namespace: bool) -> dict:
-    script = Path(namespaces.__file__)
-    command = [
-        sys.executable,
-        "-S",
-        "-s",
-        "-B",
-        "-P",
-        "-c",
-        PROBE,
-        str(script),
-        job_dir,
-        str(int(user_namespace)),
-    ]
+def enter(job_dir: str, user_namespace: bool | None, before: str = "") -> dict:
+    """What a job sees after entering its namespaces; ``before``: ``drop_sys_admin`` to enter
+    as root without CAP_SYS_ADMIN."""
+    flag = "" if user_namespace is None else str(int(user_namespace))
+    bare = [sys.executable, "-S", "-s", "-B", "-P"]
+    command = [*bare, "-c", PROBE, str(Path(namespaces.__file__)), job_dir, flag, before]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=job_dir)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -94,6 +94,13 @@ def enter(job_dir: str, user_namespace: bool) -> dict:
 def test_as_root_the_job_gets_a_uid_of_its_own(job_dir: str):
     seen = enter(job_dir, user_namespace=False)
     assert seen["uid"] >= namespaces.UID_BASE
+    assert_isolated(seen, job_dir)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a root scorer without CAP_SYS_ADMIN")
+def test_root_without_cap_sys_admin_falls_back_to_a_user_namespace(job_dir: str):
+    seen = enter(job_dir, user_namespace=None, before="drop_sys_admin")
+    assert seen["uid"] == 0, "kept, mapped to itself, with no capability left"
     assert_isolated(seen, job_dir)
 
 

@@ -93,7 +93,8 @@ class Namespaces:
         docstring); returns in the job only, with (namespaces in force, no privilege left).
 
         ``user_namespace``: make one (and keep the uid, dropping capabilities) instead of
-        switching uid as root; by default only when not root. (False, False) when the
+        switching uid as root; by default only when not root, or as root when the kernel
+        refuses the namespaces without one (no ``CAP_SYS_ADMIN``). (False, False) when the
         namespaces could not be made (then there is no fork, no keeper). A failure while the
         root is built leaves the job in its namespaces but reports them missing.
         """
@@ -102,7 +103,10 @@ class Namespaces:
         flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET
         uid, gid = os.geteuid(), os.getegid()
         if self.unshare(flags | CLONE_NEWUSER if user_namespace else flags) != 0:
-            return False, False
+            # Root without CAP_SYS_ADMIN (a container's default) may still make a user namespace.
+            if user_namespace or self.unshare(flags | CLONE_NEWUSER) != 0:
+                return False, False
+            user_namespace = True
         try:
             if user_namespace:
                 _write("/proc/self/setgroups", "deny")
