@@ -46,6 +46,10 @@ CASES_SCHEMA = pa.schema(
         ("target", pa.string()),
         ("lines_covered", pa.int32()),
         ("grammar_hash", pa.string()),
+        # Of the program's candidates that ran, the share that gave this case's output: what a
+        # random well-typed argument list would hit (the tasks stage asks input questions only
+        # where it is small).
+        ("output_share", pa.float32()),
     ]
 )
 

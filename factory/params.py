@@ -84,6 +84,13 @@ class TasksParams(_Section):
     nil_share: float = Field(0.2, ge=0, le=1, description="cap on Nil state answers")
     families: list[str] = ["white_box", "output", "input", "coverage"]
     coverage_per_item: int = Field(3, ge=1, le=50)
+    input_max_output_share: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        description="no input item for a case whose output a random argument list hits this often (the"
+        " inputs stage's output_share)",
+    )
     max_occurrence: int = Field(4, ge=1, description="ask about a line's first k executions and its last")
     rows_per_shard: int = Field(50_000, ge=100)
     workers: int = Field(0, ge=0, description="processes building items; 0: one per core")

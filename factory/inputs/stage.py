@@ -8,7 +8,9 @@ in the sandbox pool under an arc trace (the (line, next line) pairs it executed)
 ``per_program`` kept are those that run and add the most new ``if`` outcomes, then lines, not yet
 covered by the ones already kept (ties: a new output value first, then the later, less minimal
 draw). A program none of whose candidates runs is dropped (``no_candidate_ran``); the stats'
-``candidate_status`` says how its candidates failed.
+``candidate_status`` says how its candidates failed. Each kept case records its
+``output_share``: the share of the candidates that ran which gave its output (a random argument
+list's chance to hit it; the tasks stage asks input questions only where it is small).
 
 Then the semantic checks (``factory.quality.checks``, each a drop reason, counted per tier in the
 stats' ``dropped_by_tier``; ``params.checks`` names the ones that run): ``constant_output`` (every
@@ -262,7 +264,16 @@ def run_inputs_stage(
                         dropped_by_tier.setdefault(j.drop, Counter())[program["tier"]] += 1
                         yield Outcome(drop=j.drop, tier=program["tier"])
                         continue
-                    rows = [_case(program, j.args[i], len(j.runs[i].get("lines") or ())) for i in j.chosen]
+                    outputs = Counter(run["output_repr"] for run in j.runs)
+                    rows = [
+                        _case(
+                            program,
+                            j.args[i],
+                            len(j.runs[i].get("lines") or ()),
+                            outputs[j.runs[i]["output_repr"]] / len(j.runs),
+                        )
+                        for i in j.chosen
+                    ]
                     yield Outcome(rows, tier=program["tier"])
 
     def extra(tally: Tally) -> dict[str, Any]:
@@ -290,8 +301,9 @@ def run_inputs_stage(
     return stats
 
 
-def _case(program: dict[str, Any], args: str, n_lines: int) -> dict[str, Any]:
-    """The cases-table row of one chosen argument list of ``program``."""
+def _case(program: dict[str, Any], args: str, n_lines: int, output_share: float) -> dict[str, Any]:
+    """The cases-table row of one chosen argument list of ``program`` (``output_share``: of the
+    candidates that ran, the share that gave its output)."""
     return {
         "case_id": case_id(program["program_id"], args),
         "program_id": program["program_id"],
@@ -302,4 +314,5 @@ def _case(program: dict[str, Any], args: str, n_lines: int) -> dict[str, Any]:
         "target": program["target"],
         "lines_covered": n_lines,
         "grammar_hash": program["grammar_hash"],
+        "output_share": output_share,
     }

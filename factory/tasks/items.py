@@ -184,6 +184,10 @@ def build_items_with_reasons(
         elif family == "output":
             questions = [output_q]
         elif family == "input":
+            share = case_row.get("output_share")
+            if share is not None and share > p.input_max_output_share:
+                reasons.append("input:guessable_output")  # a random argument list would do
+                continue
             questions = [{"family": "input", "answer": output_repr, "answer_type": output_type}]
         elif family == "coverage":
             rng = random.Random(f"{seed}:{case_id}:coverage")

@@ -224,3 +224,17 @@ def test_a_candidate_past_the_step_limit_stops_there_and_is_not_kept() -> None:
     assert [r["status"] for r in runs] == [TOO_MANY_STEPS, "ok", "ok", "ok"]
     judged = _first_checks(program, candidates, runs, frozenset(), 4, frozenset(), analysis)
     assert sorted(judged.args[i] for i in judged.chosen) == ["2", "3", "4"]
+
+
+TWO_OUTPUTS = "def f(n):\n    if n > 10:\n        return 1\n    return 0\n"
+
+
+def test_each_case_records_how_often_the_candidates_gave_its_output(tmp_path: Path) -> None:
+    _, cases = _stage(tmp_path, (TWO_OUTPUTS, BRANCHY), checks=[])
+    two = [c for c in cases if c["program_id"] == "p0"]
+    assert sorted(int(c["args"]) > 10 for c in two) == [False, True]
+    shares = [c["output_share"] for c in two]
+    # Every candidate that ran gave one of the two outputs, both kept: their shares make 1.
+    assert all(0 < s < 1 for s in shares) and sum(shares) == pytest.approx(1.0)
+    branchy = [c["output_share"] for c in cases if c["program_id"] == "p1"]
+    assert branchy and max(branchy) < 0.5, "n - 10 and n take many values: each output is rare"

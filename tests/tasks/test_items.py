@@ -208,3 +208,20 @@ def test_usable_without_a_stage() -> None:
     assert items[0]["tier"] is None and items[0]["program_id"] is None
     again = build_items_for_case({"source": source, "entry": "f", "args": args}, trace, seed=0)
     assert items == again
+
+
+def test_no_input_item_where_a_random_argument_list_would_give_the_output() -> None:
+    trace = trace_call(LOOPS, "f", "[2, 0, 3]")
+
+    def families(share: float | None, **params: object) -> tuple[list[str], list[str]]:
+        extra = {} if share is None else {"output_share": share}
+        items, reasons = build_items_with_reasons(
+            case(LOOPS, "[2, 0, 3]", **extra), trace, seed=0, params=TasksParams(**params)
+        )
+        return [it["family"] for it in items], reasons
+
+    assert families(0.5) == (["white_box", "output", "coverage"], ["input:guessable_output"])
+    assert "input" in families(0.25)[0], "at the bound: kept"
+    assert "input" in families(0.1)[0]
+    assert "input" in families(None)[0], "a case with no share (a benchmark's) is not judged"
+    assert "input" in families(0.5, input_max_output_share=0.6)[0]
