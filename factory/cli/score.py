@@ -18,7 +18,7 @@ import typer
 from factory.cli import app
 from factory.errors import UserError
 from factory.io import parse_json_object
-from factory.sandbox.untrusted.runner import ALLOW_WEAK_ENV, sandbox_layers
+from factory.sandbox.untrusted.runner import ALLOW_WEAK_ENV, SANDBOX_INCOMPLETE, sandbox_layers
 from factory.scoring import score_item
 from factory.scoring.score import needs_execution
 
@@ -140,6 +140,15 @@ def _print_table(shown: dict[str, Any]) -> None:
         if shown["sandbox"]["missing"]:
             title += " (missing: " + ", ".join(shown["sandbox"]["missing"]) + ")"
     table = Table(title=title)
+    if shown.get("status") == SANDBOX_INCOMPLETE:
+        # Said on stderr: the code was refused, not judged wrong.
+        Console(stderr=True).print(
+            "the completion was not run: the sandbox lacks "
+            + " and ".join(shown.get("sandbox", {}).get("missing") or ["a kernel layer"])
+            + " on this machine (docs/design.md §6.2); --allow-weak-sandbox runs it anyway",
+            style="yellow",
+            markup=False,
+        )
     table.add_column("#", justify="right")
     table.add_column("family")
     table.add_column("verdict")

@@ -93,6 +93,9 @@ def test_a_missing_kernel_layer_is_refused_unless_allowed(execverify: str, tmp_p
     allowed = subprocess.run([*args, "--allow-weak-sandbox"], capture_output=True, text=True, env=env)
     assert json.loads(allowed.stdout)["reward"] == 1.0
     assert "without landlock" in allowed.stderr
+    table = subprocess.run(args[:-1], capture_output=True, text=True, env=env)  # no --json
+    assert "not run: the sandbox lacks landlock" in " ".join(table.stderr.split())
+    assert "--allow-weak-sandbox" in table.stderr
 
 
 def test_table_output(execverify: str, tmp_path: Path):
