@@ -614,10 +614,16 @@ def per_process():
 @pytest.mark.parametrize(
     "name",
     ["kill_parent", "fake_result_lines", "write_outside_dir_fd", "infinite_loop_signals_ignored",
-     "network", "fork_bomb", "os_exit_in_function", "patch_builtins"],
+     "network", "fork_bomb", "os_exit_in_function", "patch_builtins", "read_files_outside",
+     "native_extension", "native_calls", "thread_bomb"],
 )  # fmt: skip
 def test_hostile_completion_fails_on_the_per_process_path(
-    name: str, tmp_path: Path, listener: Listener, monkeypatch: pytest.MonkeyPatch, per_process: None
+    name: str,
+    tmp_path: Path,
+    listener: Listener,
+    monkeypatch: pytest.MonkeyPatch,
+    per_process: None,
+    host_queue: int,
 ):
     monkeypatch.setenv(SECRET_NAME, SECRET_VALUE)
     _assert_hostile_fails(name, tmp_path, listener)
