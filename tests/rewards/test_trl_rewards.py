@@ -271,3 +271,16 @@ def test_format_reward(cases: Cases):
     ]
     assert call(rewards.format_reward, items, completions) == [1.0, 0.0, 0.0, 1.0, 1.0, 0.0]
     assert rewards.format_reward.__name__ == "format_reward"
+
+
+def test_the_reward_logs_name_the_sandbox_layers_in_force(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    from factory.sandbox.untrusted import runner
+
+    monkeypatch.setattr(runner, "_last_layers", None)  # as in a fresh training process
+    with caplog.at_level("INFO", logger="factory.sandbox.untrusted.runner"):
+        assert call(rewards.codegen_reward, [CODEGEN], [GOOD_CODE]) == [1.0]
+    said = [r.getMessage() for r in caplog.records if "untrusted code runs under" in r.getMessage()]
+    assert len(said) == 1
+    assert all(layer in said[0] for layer in runner.KERNEL_LAYERS), said
