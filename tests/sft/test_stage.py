@@ -78,7 +78,7 @@ def test_embedded_teacher_on_a_few_items(rows, tmp_path: Path) -> None:
     """The embedded model as teacher: it gets few right; every kept example must score 1."""
     few = [r for r in rows if r["family"] == "output"][:2]
     tasks = write_tasks(few, tmp_path / "tasks")
-    backend = TransformersSolver("embedded", device="cpu", threads=1)
+    backend = TransformersSolver("smollm2", device="cpu", threads=1)
     solver = CachedSolver(backend, ResponseCache(tmp_path / "c.sqlite"))
     params = SftParams(enabled=True, n=2, max_tokens=24)
     stats = run_sft_stage(tasks, tmp_path / "sft", tmp_path / "m.json", params, seed=0, solver=solver)

@@ -15,10 +15,11 @@ from tests.solvers.helpers import free_port, local_server
 
 @pytest.fixture(scope="session")
 def embedded_dir() -> Path:
-    """The embedded SmolLM2-135M-Instruct as safetensors (converted from the wheel's GGUF once)."""
-    from factory.solvers.embedded import ensure_converted
+    """The small embedded model, SmolLM2-135M-Instruct, as safetensors (converted from the
+    wheel's GGUF once): the fast real model of the solver tests."""
+    from factory.solvers.embedded import SMOLLM2, ensure_converted
 
-    return ensure_converted()
+    return ensure_converted(SMOLLM2)
 
 
 @pytest.fixture(scope="session")
