@@ -222,7 +222,7 @@ def prepare_lockdown() -> tuple[Any, ...] | None:
     of the filter program, index of the instruction that holds this process's pid, Landlock or
     None, ``namespaces.Namespaces`` or None), or None without ctypes.
 
-    A fresh process builds it in ``_lockdown``; the fork server builds it before forking, and
+    A fresh process builds it in ``serve``; the fork server builds it before forking, and
     each job only writes its own pid into its copy of the array.
     """
     try:
