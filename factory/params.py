@@ -88,8 +88,8 @@ class TasksParams(_Section):
         0.25,
         ge=0,
         le=1,
-        description="no input item for a case whose output a random argument list hits this often (the"
-        " inputs stage's output_share)",
+        description="no input item for a case whose output a random argument list hits more often than"
+        " this (the inputs stage's output_share)",
     )
     max_occurrence: int = Field(4, ge=1, description="ask about a line's first k executions and its last")
     rows_per_shard: int = Field(50_000, ge=100)
