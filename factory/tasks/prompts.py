@@ -66,20 +66,33 @@ _EXAMPLE_SOURCE = (
 )
 _EXAMPLE_ENTRY = "demo"
 _EXAMPLE_ARGS = "3"
+# The example asks as many questions of each family, in the same order, as the item does (taken
+# in this order, round again past the end): its answer block has the very shape the item's must
+# have, which small models copy (with a fixed two-per-family example, Qwen2.5-Coder-0.5B left
+# every white-box item of a first sample unparsed: it wrote the example's line count).
 _EXAMPLE_QUESTIONS: dict[str, list[dict[str, Any]]] = {
     "output": [{"family": "output", "answer": "3", "answer_type": "int"}],
     "input": [{"family": "input", "answer": "3", "answer_type": "int"}],
     "next_line": [
         {"family": "next_line", "line": 3, "occurrence": 4, "answer": 5},
         {"family": "next_line", "line": 6, "occurrence": 1, "answer": -1},
+        {"family": "next_line", "line": 4, "occurrence": 1, "answer": 3},
+        {"family": "next_line", "line": 5, "occurrence": 1, "answer": 7},
+        {"family": "next_line", "line": 3, "occurrence": 1, "answer": 4},
     ],
     "state": [
         {"family": "state", "line": 4, "occurrence": 2, "var": "s", "answer": "1; int"},
         {"family": "state", "line": 4, "occurrence": 4, "var": "s", "answer": "Nil"},
+        {"family": "state", "line": 4, "occurrence": 3, "var": "s", "answer": "3; int"},
+        {"family": "state", "line": 3, "occurrence": 2, "var": "i", "answer": "1; int"},
+        {"family": "state", "line": 2, "occurrence": 1, "var": "s", "answer": "0; int"},
     ],
     "coverage": [
         {"family": "coverage", "line": 4, "answer": "YES"},
         {"family": "coverage", "line": 6, "answer": "NO"},
+        {"family": "coverage", "line": 7, "answer": "YES"},
+        {"family": "coverage", "line": 5, "answer": "YES"},
+        {"family": "coverage", "line": 2, "answer": "YES"},
     ],
 }
 
@@ -167,11 +180,15 @@ def _block(
 
 
 @functools.lru_cache(maxsize=64)
-def _example(family: str, families: tuple[str, ...]) -> tuple[str, ...]:
-    """The format-only example block of an item of ``family`` asking ``families``."""
-    questions = [q for f in families for q in _EXAMPLE_QUESTIONS[f]]
-    if family == "white_box":  # the output question first, as in the item
-        questions = _EXAMPLE_QUESTIONS["output"] + [q for q in questions if q["family"] != "output"]
+def _example(family: str, shape: tuple[str, ...]) -> tuple[str, ...]:
+    """The format-only example block of an item of ``family`` whose questions are of the
+    families ``shape``, in order: the example asks the same number of each, in the same order."""
+    taken: dict[str, int] = {}
+    questions = []
+    for f in shape:
+        pool = _EXAMPLE_QUESTIONS[f]
+        questions.append(pool[taken.get(f, 0) % len(pool)])
+        taken[f] = taken.get(f, 0) + 1
     answers = [answer_line(q, _EXAMPLE_ENTRY, _EXAMPLE_ARGS, _EXAMPLE_SOURCE) for q in questions]
     return (
         "Format example (format only: a different program; its questions and values are "
@@ -196,13 +213,14 @@ def render_prompt(item: Mapping[str, Any], *, language: str = "python") -> str:
     questions = _questions(item)
     if not questions:
         raise ValueError("an item needs at least one question")
+    shape = tuple(q["family"] for q in questions)
     families = tuple(_families(questions))
     lang = languages.language(language)
     white_box = not _WHITE_BOX_FAMILIES.isdisjoint(families)
     multiline = white_box and lang.facet("analysis").has_multiline_statement(source)
     n = len(questions)
     parts = [
-        _head(family, families, multiline, entry, lang.display_name),
+        _head(family, shape, multiline, entry, lang.display_name),
         *_block(family, source, entry, args, questions),
         "",
         f"Reply with <reasoning>...</reasoning>, then <answer>...</answer> holding exactly {n} "
@@ -215,9 +233,11 @@ _WHITE_BOX_FAMILIES = frozenset({"next_line", "state", "coverage"})  # they ask 
 
 
 @functools.lru_cache(maxsize=256)
-def _head(family: str, families: tuple[str, ...], multiline: bool, entry: str, language: str) -> str:
+def _head(family: str, shape: tuple[str, ...], multiline: bool, entry: str, language: str) -> str:
     """A prompt up to its task block: intro, answer rules and the format-only example (items
-    of one family asking the same families share it); ``language``: the display name."""
+    of one family whose questions have the same families in the same order share it);
+    ``language``: the display name."""
+    families = list(dict.fromkeys(shape))
     rules = []
     if {"next_line", "state"} & set(families):
         rules.append(_COUNTING)
@@ -233,7 +253,7 @@ def _head(family: str, families: tuple[str, ...], multiline: bool, entry: str, l
         "<answer>...</answer>: one line per question, in the order asked, with no numbering and "
         "no other text.",
         "",
-        *_example(family, families),
+        *_example(family, shape),
         "",
         "Your task:",
     ]

@@ -198,3 +198,26 @@ def test_input_items() -> None:
     item = next(it for it in items_of(*PROGRAMS[0]) if it["family"] == "input")
     assert score_item(item, "<answer>\nassert f([5, 5]) == 9\n</answer>").reward == 0.0  # 20
     assert score_item(item, "<answer>\nassert f([5, 0]) == 9\n</answer>").reward == 1.0  # 10 - 1
+
+
+def test_the_format_example_has_the_items_shape() -> None:
+    """As many example questions of each family, in the same order, as the item asks: its
+    answer block has exactly the item's line count (small models copy that count)."""
+    for source, args in PROGRAMS:
+        for item in items_of(source, args):
+            questions = json.loads(item["questions"])
+            prompt = item["prompt"]
+            example = prompt[prompt.index("Format example") : prompt.index("Your task:")]
+            answers = example[example.index("<answer>\n") + 9 : example.index("\n</answer>")].splitlines()
+            assert len(answers) == len(questions), (item["family"], answers)
+            asked = example[example.index("Question") : example.index("<reasoning>")].splitlines()[1:]
+            kinds = ["output" if "assert demo(3)" in a else "input" if "demo(??)" in a
+                     else "next_line" if "Which line" in a else "state" if "value and type" in a
+                     else "coverage" for a in asked if a.strip()]  # fmt: skip
+            assert kinds == [q["family"] for q in questions]
+    next_lines = [{"family": "next_line", "line": 5, "occurrence": k, "answer": 6} for k in range(1, 8)]
+    output = {"family": "output", "answer": "1", "answer_type": "int"}
+    many = {"family": "white_box", "source": PROGRAMS[0][0], "entry": "f", "args": PROGRAMS[0][1],
+            "questions": [output, *next_lines]}  # fmt: skip
+    example = prompts.render_prompt(many).split("Your task:")[0]
+    assert example.count("Which line runs right after") == 7, "past the pool's end it goes round again"
