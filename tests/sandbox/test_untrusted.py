@@ -218,7 +218,7 @@ def compiled_extension() -> Path:
     build = Path(_MKDTEMP(prefix="hostile-extension-"))  # not a sandbox directory (see sandbox_dirs)
     atexit.register(shutil.rmtree, build, True)
     (build / "evil.c").write_text(EXTENSION_C)
-    target = build / "evil.cpython-311-x86_64-linux-gnu.so"
+    target = build / "evil.so"
     include = sysconfig.get_paths()["include"]
     build_command = [compiler, "-shared", "-fPIC", f"-I{include}", "evil.c", "-o", target.name]
     subprocess.run(build_command, cwd=build, check=True)
