@@ -708,7 +708,8 @@ def running_job_lineage() -> tuple[int, int, int, int, int]:
         while time.monotonic() < deadline:
             for entry in os.listdir("/proc"):
                 if entry.isdigit() and (fields := _status(int(entry))) is not None:
-                    # (a job killed with its keeper may linger a moment, orphaned, as it dies)
+                    # (on the per-process path a job killed with its keeper is orphaned to init a
+                    # moment as it dies; the fork server reaps its own, see zygote._reap_group)
                     alive = fields["State"][0] not in "ZX" and fields["PPid"] != "1"
                     if alive and int(fields["Uid"].split()[0]) >= namespaces.UID_BASE:
                         keeper = int(fields["PPid"])
@@ -929,3 +930,53 @@ def test_a_missing_kernel_layer_refuses_untrusted_code_unless_allowed(
     assert any(layer in r.getMessage() and "without" in r.getMessage() for r in caplog.records) or (
         (layer,) in runner._warned  # warned once per process, maybe by an earlier test
     )
+
+
+def test_a_job_whose_keeper_dies_first_is_reaped_by_the_fork_server():
+    """A release kills the keeper's whole group, so the keeper may die before its job: the job
+    is then handed to the fork server (a child subreaper), never to init, and reaped there."""
+    zygote = fork.server()
+    assert zygote is not None
+    stop = threading.Event()
+    parents: set[int] = set()
+
+    def watch() -> None:
+        while not stop.is_set():
+            for pid in _job_processes_any_state():
+                fields = _status(pid)
+                if fields is not None:
+                    parents.add(int(fields["PPid"]))
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        for i in range(30):
+            assert call_function("def f(x):\n    return x\n", "f", (i,)).value == i
+    finally:
+        stop.set()
+        watcher.join()
+    assert parents, "no job was seen"
+    assert 1 not in parents and 0 not in parents, parents
+    _assert_no_job_left()
+    deadline = time.monotonic() + 2.0  # the fork server reaps every 20 ms while jobs are dying
+    while (
+        zombies := set(_job_processes_any_state()) & _children(zygote.pid)
+    ) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not zombies, "jobs left as zombies"
+
+
+def _job_processes_any_state() -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (fields := _status(int(entry))) is not None:
+            if int(fields["Uid"].split()[0]) >= namespaces.UID_BASE:
+                found.append(int(entry))
+    return found
+
+
+def _children(pid: int) -> set[int]:
+    try:
+        return {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+    except OSError:
+        return set()

@@ -62,9 +62,15 @@ PRELOAD = (
 _MAX_MESSAGE = 1 << 16
 
 
+_PR_SET_CHILD_SUBREAPER = 36
+
+
 def _not_dumpable() -> None:
     """PR_SET_DUMPABLE 0: no same-user ``ptrace`` or ``/proc/<pid>/mem`` of this process (its
-    jobs inherit it); best effort off Linux.
+    jobs inherit it); and PR_SET_CHILD_SUBREAPER: a job whose keeper is killed first (a release
+    kills the keeper's whole process group) is handed to this process, which reaps it, instead
+    of to init (a scorer that is a container's PID 1 would collect every one as a zombie). Best
+    effort off Linux.
 
     No parent-death signal here: the kernel sends it when the *thread* that started this process
     ends, and scorers start it from short-lived pool threads. The scorer's death closes the
@@ -73,7 +79,9 @@ def _not_dumpable() -> None:
     try:
         import ctypes
 
-        os_helpers.typed_prctl(ctypes.CDLL(None, use_errno=True))(os_helpers.PR_SET_DUMPABLE, 0, 0, 0, 0)
+        prctl = os_helpers.typed_prctl(ctypes.CDLL(None, use_errno=True))
+        prctl(os_helpers.PR_SET_DUMPABLE, 0, 0, 0, 0)
+        prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (ImportError, OSError, AttributeError):
         pass
 
@@ -187,7 +195,7 @@ class Zygote:
                 done, _status = os.waitpid(pid, os.WNOHANG)
             except ChildProcessError:
                 done = pid
-            if done:
+            if done and _reap_group(pid):
                 self.released.discard(pid)
 
     def _shutdown(self) -> None:
@@ -198,6 +206,24 @@ class Zygote:
                 os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
+            while True:  # the orphaned jobs of its group (see _reap_group)
+                try:
+                    os.waitpid(-pid, 0)
+                except ChildProcessError:
+                    break
+
+
+def _reap_group(pgid: int) -> bool:
+    """Reap the orphans of a released job's process group (its keeper's pid): the job itself,
+    handed here when the keeper died first. True when none is left; until then the group, and
+    so the pid, stays in use."""
+    while True:
+        try:
+            done, _status = os.waitpid(-pgid, os.WNOHANG)
+        except ChildProcessError:
+            return True
+        if not done:
+            return False  # still dying
 
 
 def _kill(pid: int) -> None:
