@@ -159,10 +159,6 @@ def _questions(item: Mapping[str, Any]) -> list[dict[str, Any]]:
     return json.loads(questions) if isinstance(questions, str) else list(questions)
 
 
-def _families(questions: Sequence[Question]) -> list[str]:
-    return list(dict.fromkeys(q["family"] for q in questions))
-
-
 def _block(
     family: str,
     source: str,
@@ -214,7 +210,7 @@ def render_prompt(item: Mapping[str, Any], *, language: str = "python") -> str:
     if not questions:
         raise ValueError("an item needs at least one question")
     shape = tuple(q["family"] for q in questions)
-    families = tuple(_families(questions))
+    families = tuple(dict.fromkeys(shape))
     lang = languages.language(language)
     white_box = not _WHITE_BOX_FAMILIES.isdisjoint(families)
     multiline = white_box and lang.facet("analysis").has_multiline_statement(source)

@@ -561,19 +561,21 @@ def _sysv_ipc_objects() -> dict[str, list[str]]:
     return {kind: Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:] for kind in kinds}
 
 
-def _job_processes() -> list[int]:
-    """Live processes (zombies aside) running under a job's uid."""
-    found = []
+def _job_processes(include_zombies: bool = False) -> dict[int, dict[str, str]]:
+    """The processes running under a job's uid (live ones only, by default): pid -> the fields of
+    its ``/proc/<pid>/status``."""
+    found = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit() and (fields := _status(int(entry))) is not None:
-            if fields["State"][0] not in "ZX" and int(fields["Uid"].split()[0]) >= namespaces.UID_BASE:
-                found.append(int(entry))
+            if int(fields["Uid"].split()[0]) >= namespaces.UID_BASE:
+                if include_zombies or fields["State"][0] not in "ZX":
+                    found[int(entry)] = fields
     return found
 
 
 def _assert_no_job_left() -> None:
     deadline = time.monotonic() + 2.0  # a killed job may take a moment to be gone
-    while (left := _job_processes()) and time.monotonic() < deadline:
+    while (left := list(_job_processes())) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert left == [], f"job processes outlived their job: {left}"
 
@@ -706,18 +708,15 @@ def running_job_lineage() -> tuple[int, int, int, int, int]:
     try:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            for entry in os.listdir("/proc"):
-                if entry.isdigit() and (fields := _status(int(entry))) is not None:
-                    # (on the per-process path a job killed with its keeper is orphaned to init a
-                    # moment as it dies; the fork server reaps its own, see zygote._reap_group)
-                    alive = fields["State"][0] not in "ZX" and fields["PPid"] != "1"
-                    if alive and int(fields["Uid"].split()[0]) >= namespaces.UID_BASE:
-                        keeper = int(fields["PPid"])
-                        keeper_fields = _status(keeper)
-                        assert keeper_fields is not None
-                        job = int(entry)
-                        group = (os.getsid(keeper), os.getpgid(job))  # while both run
-                        return int(keeper_fields["PPid"]), keeper, job, *group
+            for job, fields in _job_processes().items():
+                # (on the per-process path a job killed with its keeper is orphaned to init a
+                # moment as it dies; the fork server reaps its own, see zygote._reap_group)
+                if fields["PPid"] != "1":
+                    keeper = int(fields["PPid"])
+                    keeper_fields = _status(keeper)
+                    assert keeper_fields is not None
+                    group = (os.getsid(keeper), os.getpgid(job))  # while both run
+                    return int(keeper_fields["PPid"]), keeper, job, *group
             time.sleep(0.01)
         raise AssertionError("no job seen")
     finally:
@@ -942,10 +941,7 @@ def test_a_job_whose_keeper_dies_first_is_reaped_by_the_fork_server():
 
     def watch() -> None:
         while not stop.is_set():
-            for pid in _job_processes_any_state():
-                fields = _status(pid)
-                if fields is not None:
-                    parents.add(int(fields["PPid"]))
+            parents.update(int(fields["PPid"]) for fields in _job_processes(include_zombies=True).values())
 
     watcher = threading.Thread(target=watch)
     watcher.start()
@@ -960,19 +956,10 @@ def test_a_job_whose_keeper_dies_first_is_reaped_by_the_fork_server():
     _assert_no_job_left()
     deadline = time.monotonic() + 2.0  # the fork server reaps every 20 ms while jobs are dying
     while (
-        zombies := set(_job_processes_any_state()) & _children(zygote.pid)
+        zombies := set(_job_processes(include_zombies=True)) & _children(zygote.pid)
     ) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not zombies, "jobs left as zombies"
-
-
-def _job_processes_any_state() -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and (fields := _status(int(entry))) is not None:
-            if int(fields["Uid"].split()[0]) >= namespaces.UID_BASE:
-                found.append(int(entry))
-    return found
 
 
 def _children(pid: int) -> set[int]:
