@@ -702,16 +702,20 @@ def running_job_lineage() -> tuple[int, int, int, int, int]:
     """(the keeper's parent, the keeper, the job, the keeper's session, the job's process
     group), host pids, seen from here while a job runs:
     the job is the one live process with a uid of the jobs' range."""
+    # An earlier job killed with its keeper lives on a moment as it dies, orphaned to init (the
+    # per-process path) or to the fork server, a subreaper (zygote._reap_group): wait until such
+    # stragglers are gone, and never take one for a keeper's child.
+    _assert_no_job_left()
     src = "import time\ndef f(x):\n    time.sleep(1.0)\n    return x\n"
     worker = threading.Thread(target=call_function, args=(src, "f", (0,)))
     worker.start()
     try:
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
+            zygote = fork.running()
+            adopters = {"1", str(zygote.pid)} if zygote is not None else {"1"}
             for job, fields in _job_processes().items():
-                # (on the per-process path a job killed with its keeper is orphaned to init a
-                # moment as it dies; the fork server reaps its own, see zygote._reap_group)
-                if fields["PPid"] != "1":
+                if fields["PPid"] not in adopters:
                     keeper = int(fields["PPid"])
                     keeper_fields = _status(keeper)
                     assert keeper_fields is not None
@@ -934,6 +938,10 @@ def test_a_missing_kernel_layer_refuses_untrusted_code_unless_allowed(
 def test_a_job_whose_keeper_dies_first_is_reaped_by_the_fork_server():
     """A release kills the keeper's whole group, so the keeper may die before its job: the job
     is then handed to the fork server (a child subreaper), never to init, and reaped there."""
+    _assert_no_job_left()
+    # An earlier test's killed per-process jobs are orphans of init, zombies for good where init
+    # does not reap (a container's): not this test's.
+    earlier = set(_job_processes(include_zombies=True))
     zygote = fork.server()
     assert zygote is not None
     stop = threading.Event()
@@ -941,7 +949,8 @@ def test_a_job_whose_keeper_dies_first_is_reaped_by_the_fork_server():
 
     def watch() -> None:
         while not stop.is_set():
-            parents.update(int(fields["PPid"]) for fields in _job_processes(include_zombies=True).values())
+            seen = _job_processes(include_zombies=True).items()
+            parents.update(int(fields["PPid"]) for pid, fields in seen if pid not in earlier)
 
     watcher = threading.Thread(target=watch)
     watcher.start()
