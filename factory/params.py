@@ -61,7 +61,7 @@ class InputsParams(_Section):
 
 class ExecuteParams(_Section):
     timeout_s: float = Field(2.0, gt=0, le=600)
-    memory_mb: int = Field(128, ge=64)
+    memory_mb: int = Field(64, ge=64)
     max_output_repr: int = Field(2000, ge=10)
     hash_seeds: list[int] = [1, 2]
     workers: int = Field(0, ge=0, description="per hash seed; 0: the cores shared by the seeds")

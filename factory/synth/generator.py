@@ -28,6 +28,8 @@ from factory.synth.tiers import ENTRY, HELPER
 
 __all__ = ["GenerationFailed", "Program", "ProgramBuilder", "generate_program"]
 
+TOP_UP_TRIES = 3  # draws of a statement that uses the target once more, before the entry returns
+
 
 @dataclass
 class Program:
@@ -118,6 +120,9 @@ class ProgramBuilder:
             counts["other"] += e.other_uses
             body.append(stmt)
             pending = [v for v in s.scope if v.pending]
+        if name == ENTRY and len(pending) == 1:
+            body += self._top_up_target(pending[0], counts)
+            pending = [v for v in s.scope if v.pending]
         if (
             len(pending) == 1
             and s.tier.other_ops
@@ -149,6 +154,33 @@ class ProgramBuilder:
         if dead_statements(function):
             raise GenerationFailed("a statement does not reach the result")
         return function, ret_type
+
+    def _top_up_target(self, result: Var, counts: dict[str, int]) -> list[n.Stmt]:
+        """Statements that use the target on ``result``, the value the entry would return, while
+        the program uses it fewer times than it needs (else the whole draw would fail: measured,
+        a quarter of the failed draws)."""
+        s = self.s
+        added: list[n.Stmt] = []
+        for _ in range(TOP_UP_TRIES):
+            if counts["target"] >= s.uses_needed:
+                break
+            snap = s.snapshot()
+            try:
+                stmt, e = self.statements.simple_statement(
+                    want_target=True, must=frozenset((result.name,)), final=True
+                )
+            except GenerationFailed:
+                s.restore(snap)
+                continue
+            if not e.target_uses or self.statements.refill is not None:
+                s.restore(snap)  # (a reset needs its refill: left to the draws that build one)
+                self.statements.refill = None
+                continue
+            counts["target"] += e.target_uses
+            counts["other"] += e.other_uses
+            added.append(stmt)
+            result = next((v for v in s.scope if v.pending), result)
+        return added
 
     def _weight(self, t: Type) -> float:
         return float(self.s.g.output_weights.get(t.name, 1.0))

@@ -208,21 +208,23 @@ def test_a_statement_that_matters_on_one_rare_candidate_has_it_swapped_in() -> N
     assert [judged.args[i] for i in judged.chosen] == ["0", "7"]
 
 
-def test_a_candidate_past_the_step_limit_stops_there_and_is_not_kept() -> None:
-    # The run of n=5000 passes 50 line events long before any timer; the program goes on.
-    from factory.inputs.stage import _first_checks, _run_candidates
+def test_a_candidate_past_the_step_limit_is_not_kept_and_ends_the_later_passes() -> None:
+    # The run of n=5000 passes 50 line events long before any timer: the program's later passes
+    # do not run (as after a timeout, which a loaded machine could have reached first).
+    from factory.inputs.stage import WAVES, _first_checks, _run_candidates
     from factory.languages import language
     from factory.quality.jobs import KINDS, TOO_MANY_STEPS
     from factory.sandbox.trusted.pool import WorkerPool
 
     loop = "def f(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n"
     program = _program_rows((loop,))[0]
-    candidates = ["5000", "3", "4", "2"]
+    assert WAVES == (1, 3)
+    candidates = ["3", "5000", "4", "2", "6", "7"]
     analysis = language("python").facet("analysis")
     with WorkerPool(workers=1, kinds=KINDS) as pool:
         runs = _run_candidates(pool, [program], [candidates], [[]], 50)[0]
-    assert [r["status"] for r in runs] == [TOO_MANY_STEPS, "ok", "ok", "ok"]
-    judged = _first_checks(program, candidates, runs, frozenset(), 4, frozenset(), analysis)
+    assert [r["status"] for r in runs] == ["ok", TOO_MANY_STEPS, "ok", "ok"]  # 6 and 7 never ran
+    judged = _first_checks(program, candidates[: len(runs)], runs, frozenset(), 4, frozenset(), analysis)
     assert sorted(judged.args[i] for i in judged.chosen) == ["2", "3", "4"]
 
 

@@ -301,3 +301,38 @@ def test_a_stable_operation_is_never_applied_again_with_the_same_arguments() -> 
                 found = _round_digits(stmt.value)
                 if found is not None:
                     made[stmt.targets[0].id] = found[1]
+
+
+def test_a_failed_construct_is_drawn_again_from_the_state_before_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first draw of each program's first construct fails half-way (variables frozen and
+    read, a loop entered, target uses counted, a variable added): the retry starts from the state
+    before it, so the programs still meet their tier (the target's uses counted again) and read
+    every value they compute (the generator's liveness check)."""
+    from factory.synth import control
+
+    real = control.ControlFlow.compound
+    failed: set[int] = set()
+
+    def first_fails(self, depth, reach, counts, update=None):  # type: ignore[no-untyped-def]
+        if id(self.s) not in failed:
+            failed.add(id(self.s))
+            for v in self.s.scope:
+                v.frozen, v.pending = True, False
+            self.s.loop_depth += 1
+            counts["target"] += 5
+            self.s.scope.append(self.s.scope[0].__class__("junk", self.s.scope[0].type))
+            raise GenerationFailed("a construct that fails half-way")
+        return real(self, depth, reach, counts, update)
+
+    monkeypatch.setattr(control.ControlFlow, "compound", first_fails)
+    built = 0
+    for index, target in enumerate(TARGETS[:40]):
+        try:
+            program = synthesize_one(GRAMMAR, 7, index, target, 4, 30)
+        except GenerationFailed:
+            continue
+        built += 1
+        assert check_program(program.source, 4, target, GRAMMAR) == []
+        assert "junk" not in program.source
+    # (without the retry every draw fails at its first construct: none would build)
+    assert failed and built >= 20
