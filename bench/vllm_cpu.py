@@ -1,6 +1,7 @@
 """vLLM's CPU build against the transformers backend, same model, same prompts, side by side.
 
-The embedded SmolLM2-135M-Instruct (converted to safetensors) answers --tasks CRUXEval output
+An embedded model (--model: the default Qwen2.5-Coder-0.5B-Instruct, or smollm2; converted to
+safetensors) answers --tasks CRUXEval output
 prompts, n samples each at temperature 1.0, --max-tokens at most, through the ``vllm`` backend
 (offline engine) and through the ``transformers`` backend (--threads torch threads). Prints each
 one's start-up (engine or model load) and generated tokens/s, and the ratio. Runs in the vllm
@@ -34,15 +35,19 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=4)
     ap.add_argument("--max-tokens", type=int, default=32)
     ap.add_argument("--threads", type=int, default=1, help="torch threads of the transformers backend")
+    ap.add_argument("--model", default="embedded", help="an embedded model: embedded (Qwen) or smollm2")
+    ap.add_argument("--dtype", default="bfloat16", help="vLLM's dtype (float32: no bf16 kernels needed)")
+    ap.add_argument("--eager", action="store_true", help="vLLM without graph compilation")
     args = ap.parse_args()
     print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
-    model = ensure_converted()
+    model = ensure_converted(args.model)
     prompts = [i["prompt"] for i in load_benchmark("cruxeval-o", CRUXEVAL, limit=args.tasks)[0]]
     sampling = (args.n, 1.0, 1.0, args.max_tokens, 0)
 
     t0 = time.monotonic()
-    engine = VLLMSolver(str(model), {"max_model_len": 2048, "dtype": "bfloat16", "seed": 0})
+    options = {"max_model_len": 2048, "dtype": args.dtype, "seed": 0, "enforce_eager": args.eager}
+    engine = VLLMSolver(str(model), options)
     vllm_start = time.monotonic() - t0
     engine.generate(prompts[:1], 1, 1.0, 1.0, 4, 1)  # warm-up
     t0 = time.monotonic()

@@ -199,8 +199,9 @@ def write_curves(plots_dir: str | Path, curves: dict[str, list[tuple[int, float]
             writer.writerows(points)
 
 
-def run_phase(params: TrainParams, name: str) -> dict[str, Any]:
-    """Train one phase; returns its metrics (also written to the phase's ``metrics`` file)."""
+def run_phase(params: TrainParams, name: str, callbacks: Sequence[Any] = ()) -> dict[str, Any]:
+    """Train one phase; returns its metrics (also written to the phase's ``metrics`` file).
+    ``callbacks``: TrainerCallbacks (train/teach_check.py stops at a deadline with one)."""
     import torch
 
     phase: Phase = getattr(params, name)
@@ -222,6 +223,7 @@ def run_phase(params: TrainParams, name: str) -> dict[str, Any]:
         args=grpo_config(phase, params.seed),
         train_dataset=dataset,
         processing_class=tokenizer,
+        callbacks=list(callbacks) or None,
     )
     start = time.monotonic()
     result = trainer.train()

@@ -71,6 +71,7 @@ class _FamilyTally:
         self.by_family: dict[str, Counter[str]] = defaultdict(Counter)
         self.pass_rate_sum: defaultdict[str, float] = defaultdict(float)
         self.passes: Counter[int] = Counter()
+        self.by_family_tier: dict[str, dict[int, Counter[int]]] = defaultdict(lambda: defaultdict(Counter))
 
     def add(self, row: Mapping[str, Any], judged: Judged | None, kept: bool) -> None:
         family = self.by_family[row["family"]]
@@ -80,6 +81,7 @@ class _FamilyTally:
             family["judged"] += 1
             self.pass_rate_sum[row["family"]] += judged.pass_rate
             self.passes[judged.passes] += 1
+            self.by_family_tier[row["family"]][int(row["tier"])][judged.passes] += 1
 
     def to_dict(self, tally: Tally) -> dict[str, Any]:
         families: dict[str, dict[str, float]] = {}
@@ -93,6 +95,10 @@ class _FamilyTally:
             "by_tier": dict(ordered),
             "by_family": families,
             "passes_histogram": {str(k): v for k, v in sorted(self.passes.items())},
+            "passes_by_family_tier": {
+                family: {str(t): {str(k): v for k, v in sorted(c.items())} for t, c in sorted(tiers.items())}
+                for family, tiers in sorted(self.by_family_tier.items())
+            },
         }
 
 

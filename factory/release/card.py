@@ -163,6 +163,26 @@ def _quality_section(quality: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+def _difficulty_section(diff: Mapping[str, Any] | None) -> str:
+    """The passes histogram of the judged items by family and tier, when a solver judged some."""
+    judged = (diff or {}).get("passes_by_family_tier") or {}
+    if not judged or not (diff or {}).get("enabled", True):
+        return ""
+    assert diff is not None  # judged came from it
+    n = int(diff.get("n") or max(int(k) for tiers in judged.values() for c in tiers.values() for k in c))
+    rows = [
+        [family, f"tier {tier}", *(f"{counts.get(str(k), 0):,}" for k in range(n + 1))]
+        for family, tiers in judged.items()
+        for tier, counts in tiers.items()
+    ]
+    return (
+        "\n## Difficulty\n\n"
+        f"Items judged by `{diff.get('solver_model')}` ({diff.get('solver')}): how many of its {n} samples "
+        f"were right, by family and tier, before the filter kept passes in [{diff.get('min_pass')}, "
+        f"{diff.get('max_pass')}].\n\n" + _table(["family", "tier", *(str(k) for k in range(n + 1))], rows)
+    )
+
+
 def render_card(
     summary: dict[str, Any],
     configs: list[ConfigSpec],
@@ -307,6 +327,7 @@ def render_card(
         "as keyword arguments; `factory.rewards.verl.compute_score` wraps the same scorer for verl.\n"
     )
 
+    out.append(_difficulty_section(prov["difficulty"]))
     out.append("\n## Provenance\n\n")
     diff = prov["difficulty"]
     if diff is None or not diff.get("enabled", True):

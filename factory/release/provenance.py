@@ -68,7 +68,7 @@ def difficulty_provenance(path: Path | None) -> dict[str, Any] | None:
     if not path.is_file():
         raise UserError(f"{path}: difficulty stats not found")
     stats = parse_json_object(path.read_text(), str(path))
-    keys = ("enabled", "solver", "solver_model", "n", "min_pass", "max_pass")
+    keys = ("enabled", "solver", "solver_model", "n", "min_pass", "max_pass", "passes_by_family_tier")
     return {k: stats.get(k) for k in keys}
 
 

@@ -61,7 +61,25 @@ def test_band_pass_stats_and_metrics(rows, tmp_path: Path) -> None:
     assert m["passes_histogram"] == {
         str(k): list(expected.values()).count(k) for k in sorted(set(expected.values()))
     }
+    by_cell = m["passes_by_family_tier"]  # the card's difficulty table
+    for r in rows:
+        assert by_cell[r["family"]][str(r["tier"])][str(expected[r["task_id"]])] >= 1
+    assert sum(v for tiers in by_cell.values() for c in tiers.values() for v in c.values()) == len(rows)
     assert result.model_calls == 1 and result.prompts_asked == len({r["prompt"] for r in rows})
+
+
+def test_the_card_shows_the_passes_by_family_and_tier() -> None:
+    from factory.release.card import _difficulty_section
+
+    diff = {
+        "enabled": True, "solver": "transformers", "solver_model": "m", "n": 2, "min_pass": 0,
+        "max_pass": 1, "passes_by_family_tier": {"output": {"1": {"0": 3, "2": 1}, "4": {"1": 5}}},
+    }  # fmt: skip
+    section = _difficulty_section(diff)
+    assert "| family | tier | 0 | 1 | 2 |" in section
+    assert "| output | tier 1 | 3 | 0 | 1 |" in section and "| output | tier 4 | 0 | 5 | 0 |" in section
+    assert _difficulty_section({**diff, "passes_by_family_tier": {}}) == ""  # nothing judged
+    assert _difficulty_section(None) == ""
 
 
 def test_rerun_and_reband_make_zero_model_calls_and_same_bytes(rows, tmp_path: Path) -> None:
