@@ -11,7 +11,13 @@ from typing import Any
 
 from factory.errors import UserError
 from factory.solvers.base import BaseSolver, Sampling
-from factory.solvers.embedded import MODELS
+from factory.solvers.embedded import MODELS, ensure_converted
+
+
+def _has_gpu() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 def sampling_kwargs(n: int, sampling: Sampling) -> dict[str, Any]:
@@ -30,9 +36,9 @@ class VLLMSolver(BaseSolver):
     """A model in vLLM's offline engine; prompts go through the tokenizer's chat template."""
 
     def __init__(self, model: str, engine_kwargs: dict[str, Any] | None = None):
-        if not model or model in MODELS:
+        if not model:
             raise UserError(
-                "the vllm solver needs a model (a Hub id or a local folder), e.g. --model Qwen/..."
+                "the vllm solver needs a model (a Hub id, a local folder or embedded), e.g. --model Qwen/..."
             )
         try:
             import vllm
@@ -40,7 +46,15 @@ class VLLMSolver(BaseSolver):
             raise UserError("the vllm solver needs vllm on a GPU machine: pip install -e '.[vllm]'") from None
         self._vllm = vllm
         self.model_id = model
-        self.llm = vllm.LLM(model=model, **(engine_kwargs or {}))
+        kwargs = dict(engine_kwargs or {})
+        if model in MODELS:  # an embedded model: its converted folder
+            model = str(ensure_converted(model))
+            if not _has_gpu():
+                # On a CPU, fp32 without graph compilation: with bf16 and the compiled graph the
+                # embedded Qwen took 27 s for its first 4 tokens and 16 prompts did not finish in
+                # 3 minutes; fp32 and eager: 17 tokens/s on 2 cores (bench/README.md).
+                kwargs = {"dtype": "float32", "enforce_eager": True, "max_model_len": 4096, **kwargs}
+        self.llm = vllm.LLM(model=model, **kwargs)
 
     def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
         """``n`` completions per prompt in one engine call (vLLM batches and schedules)."""

@@ -29,5 +29,7 @@ def test_sampling_params_mapping() -> None:
 def test_missing_vllm_is_a_user_error() -> None:
     with pytest.raises(UserError, match="needs vllm"):
         VLLMSolver("some/model")
+    with pytest.raises(UserError, match="needs vllm"):
+        VLLMSolver("embedded")  # an embedded model is a model; vllm is what is missing
     with pytest.raises(UserError, match="needs a model"):
-        VLLMSolver("embedded")
+        VLLMSolver("")

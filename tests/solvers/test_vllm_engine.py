@@ -37,7 +37,8 @@ def engine(embedded_dir: Path) -> Iterator:
 
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     start = time.monotonic()
-    solver = VLLMSolver(str(embedded_dir), engine_kwargs=ENGINE)
+    # By its embedded name: the solver finds the converted folder (embedded_dir) itself.
+    solver = VLLMSolver("smollm2", engine_kwargs=ENGINE)
     print(f"\nvllm engine start-up: {time.monotonic() - start:.1f} s")
     yield solver
     solver.close()
