@@ -46,7 +46,7 @@ class InputsParams(_Section):
     per_program: int = Field(4, ge=1, le=100)
     candidates: int = Field(12, ge=1, le=1000)
     pool_size: int = Field(256, ge=1, le=100_000)
-    timeout_s: float = Field(0.25, gt=0, le=600)
+    timeout_s: float = Field(1.0, gt=0, le=600)
     rows_per_shard: int = Field(50_000, ge=100)
     checks: list[str] = Field(list(INPUT_CHECKS), description="semantic checks run (drop reasons)")
 

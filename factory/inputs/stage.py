@@ -183,8 +183,8 @@ def _run_candidates(
     nearly always too slow on others, or blows up on some (a list that a loop extends with
     itself): measured on the default programs, running every candidate of such programs took
     about 30% of the candidate runs' time. Line events count as a stop too because a run that
-    stops at its 2,000th event after 0.1 s of CPU on a quiet machine can pass the 0.25 s CPU
-    timeout first on a loaded one: the later passes must not depend on which came first
+    stops at its 2,000th event after 0.1 s of CPU on a quiet machine can pass a CPU timeout of
+    0.25 s first on a loaded one: the later passes must not depend on which came first
     (measured: counting them cost 5 of 1,487 programs)."""
 
     def payload(i: int, args: str) -> dict[str, Any]:
