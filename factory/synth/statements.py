@@ -390,19 +390,17 @@ class Statements:
         snap = s.snapshot()
         marks = [(v, v.frozen, v.made_by, v.operands, v.made_with) for v in s.scope]
         tallies, loop_depth = dict(counts), s.loop_depth
-        for attempt in range(COMPOUND_TRIES):
+        for _ in range(COMPOUND_TRIES - 1):
             try:
                 return self.control.compound(depth, reach, counts, update=update)
             except GenerationFailed:
-                if attempt == COMPOUND_TRIES - 1:
-                    raise
                 s.restore(snap)
                 for v, frozen, made_by, operands, made_with in marks:
                     v.frozen, v.made_by, v.operands, v.made_with = frozen, made_by, operands, made_with
                 counts.update(tallies)
                 s.loop_depth = loop_depth
                 self.refill = None
-        raise AssertionError("unreachable")
+        return self.control.compound(depth, reach, counts, update=update)  # its failure: the draw's
 
     def accumulator(self, elem: Type | None, source: Var | None = None) -> tuple[list[n.Stmt], Var]:
         """A variable for a construct's body to update (never ``source``, what a loop iterates):

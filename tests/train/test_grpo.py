@@ -22,6 +22,7 @@ import yaml
 from factory.errors import UserError
 from factory.phase2.importer import read_rows, row_to_item
 from factory.tasks.items import build_items_for_case
+from tests.train.helpers import hub_card
 
 for _var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
     os.environ[_var] = "1"
@@ -35,19 +36,7 @@ import grpo  # noqa: E402
 from grpo_params import load_train_params  # noqa: E402
 
 MBPP = REPO / "data" / "benchmarks" / "mbpp" / "sanitized-mbpp.json"
-CARD = """---
-configs:
-- config_name: phase1
-  data_files:
-  - split: train
-    path: phase1/train-*.parquet
-- config_name: phase2
-  data_files:
-  - split: train
-    path: phase2/train-*.parquet
----
-# A release-like folder (the Hub layout) written by the test.
-"""
+CARD = hub_card("phase1", "phase2") + "# A release-like folder (the Hub layout) written by the test.\n"
 
 
 def write_release(folder: Path, phase1: list[dict[str, Any]], phase2: list[dict[str, Any]]) -> Path:

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from factory.tasks.items import build_items_for_case
+from tests.train.helpers import hub_card
 
 REPO = Path(__file__).resolve().parents[2]
 TRAIN = REPO / "train"
@@ -27,15 +28,6 @@ sys.path.insert(0, str(TRAIN))
 import grpo  # noqa: E402
 import teach_check  # noqa: E402
 from grpo_params import TinyModel  # noqa: E402
-
-CARD = """---
-configs:
-- config_name: phase1
-  data_files:
-  - split: train
-    path: phase1/train-*.parquet
----
-"""
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +45,7 @@ def release(tmp_path_factory: pytest.TempPathFactory, cruxeval_traced: list) -> 
         assert rows, family
         (folder / family / "test").mkdir(parents=True)
         pq.write_table(pa.Table.from_pylist(rows), folder / family / "test" / "part-00000.parquet")
-    (folder / "README.md").write_text(CARD)
+    (folder / "README.md").write_text(hub_card("phase1"))
     return folder
 
 
