@@ -2,7 +2,9 @@
 
 Tolerant of form, strict about meaning:
 - the last ``<answer>...</answer>`` block counts (tags case-insensitive); a final ``<answer>``
-  without its closing tag (a stop string cut it off) runs to the end of the text;
+  without its closing tag (a stop string cut it off) runs to the end of the text, less a closing
+  tag cut short on the last line (``</answer`` with no ``>``: measured in 2 of 14 unparsed answers
+  of the embedded model on CRUXEval-O);
 - blank lines and code-fence lines (```` ``` ````, ```` ```python ````) are dropped, each line is
   stripped, and one pair of backticks around a whole line is removed;
 - trailing periods are *not* stripped here (``1.`` is a float); the judges that can tell a
@@ -19,6 +21,7 @@ from typing import Any
 
 _OPEN_RE = re.compile(r"<answer>", re.IGNORECASE)
 _CLOSE_RE = re.compile(r"</answer>", re.IGNORECASE)
+_CUT_CLOSE_RE = re.compile(r"\n[^\S\n]*</a(?:n(?:s(?:w(?:e(?:r)?)?)?)?)?[^\S\n]*\Z", re.IGNORECASE)
 _FENCE_LINE_RE = re.compile(r"^\s*```[\w+-]*\s*$")
 _FENCE_RE = re.compile(r"```([\w+-]*)[^\S\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _PYTHON_TAGS = {"python", "py", "python3"}
@@ -68,7 +71,11 @@ def answer_block(text: str) -> str | None:
     if last_open is None:
         return None
     close = _CLOSE_RE.search(text, last_open.end())
-    return text[last_open.end() : close.start() if close else len(text)]
+    if close is not None:
+        return text[last_open.end() : close.start()]
+    block = text[last_open.end() :]
+    cut = _CUT_CLOSE_RE.search(block)
+    return block[: cut.start()] if cut else block
 
 
 def answer_lines(block: str) -> list[str]:

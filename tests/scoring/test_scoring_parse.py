@@ -39,6 +39,13 @@ def test_completion_text_plain_and_conversational():
         ("<ANSWER>upper</Answer>", "upper"),
         ("<answer>a</answer> then <answer>cut off by a stop string", "cut off by a stop string"),
         ("<answer>\n1\n2\n</answer>", "\n1\n2\n"),
+        # A closing tag cut short on its own last line is no answer line ...
+        ("<answer>\nassert f(1) == 'A'\n</answer", "\nassert f(1) == 'A'"),
+        ("<answer>\n1\n  </a", "\n1"),
+        # ... anything else after the answer stays, and is judged.
+        ("<answer>\n1</answer", "\n1</answer"),
+        ("<answer>\n1\n</b", "\n1\n</b"),
+        ("<answer>\n1\n</answer x", "\n1\n</answer x"),
     ],
 )
 def test_answer_block(text: str, block: str | None):
@@ -66,6 +73,7 @@ def test_split_answers_needs_exactly_one_line_per_question():
     assert split_answers(text, 3) is None
     assert split_answers("a\nb", 2) is None  # no block at all
     assert split_answers("<answer>\n\n a \n\n\n b \n</answer>", 2) == ["a", "b"]
+    assert split_answers("<answer>\na\n</answer", 1) == ["a"]  # the closing tag cut short
 
 
 @pytest.mark.parametrize(
