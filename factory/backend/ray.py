@@ -47,7 +47,8 @@ class ShardActor:
         self._state: Any = None
 
     def run(self, job_box: list[Any], shard: list[Any]) -> tuple[list[Any], float]:
-        """The results of ``shard`` and the seconds they took here. The job comes as a reference
+        """The results of ``shard`` and the seconds they took here (the first shard's include
+        making the state). The job comes as a reference
         in a list, which Ray leaves to the actor to resolve: fetched once per actor process (the
         driver holds it until the end)."""
         start = time.perf_counter()
@@ -60,9 +61,6 @@ class ShardActor:
             self._job = job
         results = list(self._job.work(self._job.config, self._state, shard))
         return results, time.perf_counter() - start
-
-    def pid(self) -> int:
-        return os.getpid()
 
     def close(self) -> None:
         """Stop the state (the pool's workers) before the actor is killed."""
