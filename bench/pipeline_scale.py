@@ -27,33 +27,44 @@ import yaml
 PAPER_PROGRAMS = 240_000
 STAGE_CODE = """
 import json, resource, sys, time
+from factory.backend import from_params
 from factory.params import load_params
 p = load_params(sys.argv[1]); out = sys.argv[2]; stage = sys.argv[3]
 start = time.perf_counter()
-if stage == "synthesize":
-    from factory.synth.stage import run_synthesize_stage
-    s = run_synthesize_stage(p.seed, p.synthesize, out + "/programs", out + "/synthesize.json")
-elif stage == "inputs":
-    from factory.inputs.stage import run_inputs_stage
-    s = run_inputs_stage(p.seed, p.inputs, p.execute, p.synthesize.grammar, out + "/programs",
-                         out + "/cases", out + "/inputs.json")
-elif stage == "execute":
-    from factory.execute.stage import run_execute_stage
-    s = run_execute_stage(out + "/cases", out + "/executions", out + "/execute.json", p.execute)
-elif stage == "trace":
-    from factory.trace.stage import run_trace_stage
-    s = run_trace_stage(out + "/executions", out + "/traces", out + "/trace.json", p.trace, p.execute)
-else:
-    from factory.tasks.stage import run_tasks_stage
-    s = run_tasks_stage(out + "/traces", out + "/tasks", out + "/tasks.json", p.seed, p.tasks)
-print(json.dumps({"seconds": time.perf_counter() - start, "peak_rss_mb":
-      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "in": s.items_in, "out": s.items_out}))
+with from_params(p.backend) as b:  # params.yaml's backend (local unless the file says otherwise)
+    if stage == "synthesize":
+        from factory.synth.stage import run_synthesize_stage
+        s = run_synthesize_stage(p.seed, p.synthesize, out + "/programs", out + "/synthesize.json", backend=b)
+    elif stage == "inputs":
+        from factory.inputs.stage import run_inputs_stage
+        s = run_inputs_stage(p.seed, p.inputs, p.execute, p.synthesize.grammar, out + "/programs",
+                             out + "/cases", out + "/inputs.json", backend=b)
+    elif stage == "execute":
+        from factory.execute.stage import run_execute_stage
+        s = run_execute_stage(out + "/cases", out + "/executions", out + "/execute.json", p.execute,
+                              backend=b)
+    elif stage == "trace":
+        from factory.trace.stage import run_trace_stage
+        s = run_trace_stage(out + "/executions", out + "/traces", out + "/trace.json", p.trace, p.execute,
+                            backend=b)
+    else:
+        from factory.tasks.stage import run_tasks_stage
+        s = run_tasks_stage(out + "/traces", out + "/tasks", out + "/tasks.json", p.seed, p.tasks, backend=b)
+    seconds = time.perf_counter() - start
+    shards = getattr(b, "shard_costs", [])
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"seconds": seconds, "peak_rss_mb": usage.ru_maxrss / 1024, "in": s.items_in,
+      "out": s.items_out, "driver_cpu_s": usage.ru_utime + usage.ru_stime, "shards": shards}))
 """
 
 
-def run_pipeline(per_target_tier: int, tmp: Path) -> dict[str, dict]:
+def run_pipeline(per_target_tier: int, tmp: Path, backend: dict | None = None) -> dict[str, dict]:
+    """The five stages at ``per_target_tier`` programs per target and tier, each in a fresh
+    process, on ``backend`` (a ``backend`` params section; default: params.yaml's)."""
     params = yaml.safe_load(Path("params.yaml").read_text())
     params["synthesize"]["programs_per_target_tier"] = per_target_tier
+    if backend is not None:
+        params["backend"] = backend
     (tmp / "params.yaml").write_text(yaml.safe_dump(params))
     results = {}
     for stage in ("synthesize", "inputs", "execute", "trace", "tasks"):

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import inspect
+import re
 import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from factory.errors import UserError
 
@@ -258,6 +268,39 @@ class SftParams(SolverParams):
         return v
 
 
+BACKENDS = ("local", "ray")
+
+
+class BackendParams(_Section):
+    """Where the stages run (docs/backends.md): ``local`` (this machine) or ``ray`` (a cluster).
+    The outputs are byte-identical whichever runs them."""
+
+    kind: str = Field("local", description="local | ray")
+    address: str | None = Field(None, description="ray: the head's HOST:PORT (None: Ray's own lookup)")
+    shard_units: int = Field(256, ge=1, le=1_000_000, description="ray: units per shard (one task)")
+    cpus_per_actor: int = Field(1, ge=1, le=1024, description="ray: CPUs of each actor (its pool's workers)")
+
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, v: str) -> str:
+        if v not in BACKENDS:
+            raise ValueError(f"kind must be one of {', '.join(BACKENDS)}")
+        if v == "ray" and importlib.util.find_spec("ray") is None:
+            raise ValueError("kind ray needs Ray, which is not installed (pip install -e '.[ray]')")
+        return v
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is None:
+            return v
+        if info.data.get("kind") == "local":
+            raise ValueError("an address is for kind ray; the local backend takes none")
+        if not re.fullmatch(r"[A-Za-z0-9_.\-]+:[0-9]{1,5}", v):
+            raise ValueError("address must be HOST:PORT (the head's, as `ray start --head` prints it)")
+        return v
+
+
 class Params(_Section):
     seed: int = Field(42, ge=0)
     synthesize: SynthesizeParams = SynthesizeParams()
@@ -269,6 +312,7 @@ class Params(_Section):
     assemble: AssembleParams = AssembleParams()
     difficulty: DifficultyParams = DifficultyParams()
     sft: SftParams = SftParams()
+    backend: BackendParams = BackendParams()
 
 
 # The sections each stage command reads (as dvc.yaml declares them): a params file given to that

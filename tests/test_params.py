@@ -103,25 +103,71 @@ def test_partial_dicts_and_sections_keep_their_defaults() -> None:
         validate_section(ExecuteParams, {"bogus": 1}, "execute params", prefix="execute.")
 
 
-def test_cli_missing_section_is_one_line_exit_2(tmp_path: Path) -> None:
-    path = _write(tmp_path, "seed: 1\n")
-    code = "import sys; from factory.cli import main; main(sys.argv[1:])"
-    command = [
-        sys.executable,
-        "-c",
-        code,
-        "stage",
-        "synthesize",
-        "--params",
-        str(path),
-        "--out",
-        str(tmp_path / "o"),
-    ]
-    command += ["--stats", str(tmp_path / "s.json")]
+def _synthesize_errors(tmp_path: Path, path: Path, prelude: str = "") -> list[str]:
+    """The stderr lines of ``execverify stage synthesize --params path`` (after ``prelude``, Python
+    run first in that process), which must exit 2 and write nothing."""
+    code = f"import sys; {prelude}from factory.cli import main; main(sys.argv[1:])"
+    command = [sys.executable, "-c", code, "stage", "synthesize", "--params", str(path)]
+    command += ["--out", str(tmp_path / "o"), "--stats", str(tmp_path / "s.json")]
     result = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=REPO)
     assert result.returncode == 2, result.stderr
-    assert result.stderr.strip().splitlines() == [
+    assert not (tmp_path / "o").exists()
+    return result.stderr.strip().splitlines()
+
+
+def test_cli_missing_section_is_one_line_exit_2(tmp_path: Path) -> None:
+    path = _write(tmp_path, "seed: 1\n")
+    assert _synthesize_errors(tmp_path, path) == [
         f"execverify: error: {path}: no 'synthesize:' section "
         "(the synthesize stage reads its settings from it)"
     ]
-    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    ("backend", "message"),
+    [
+        (
+            {"kind": "slurm"},
+            "param 'backend.kind': Value error, kind must be one of local, ray (got 'slurm')",
+        ),
+        (
+            {"address": "10.0.0.1:6379"},
+            "param 'backend.address': Value error, an address is for kind ray; the local backend takes none",
+        ),
+        (
+            {"kind": "ray", "address": "head"},
+            "param 'backend.address': Value error, address must be HOST:PORT",
+        ),
+        ({"kind": "ray", "shard_units": 0}, "param 'backend.shard_units'"),
+        ({"kind": "ray", "typo": 1}, "backend.typo: unknown key"),
+    ],
+)
+def test_a_bad_backend_is_one_line_naming_it(tmp_path: Path, backend: dict, message: str) -> None:
+    raw = yaml.safe_load(PARAMS.read_text())
+    raw["backend"] = backend
+    assert message in _error(_write(tmp_path, raw), "execute")
+
+
+def test_kind_ray_without_ray_installed_says_so_in_one_line_exit_2(tmp_path: Path) -> None:
+    raw = yaml.safe_load(PARAMS.read_text())
+    raw["backend"] = {"kind": "ray", "address": "127.0.0.1:6379"}
+    path = _write(tmp_path, raw)
+    hide_ray = (
+        "import importlib.util; find = importlib.util.find_spec; "
+        "importlib.util.find_spec = lambda name, *a: None if name == 'ray' else find(name, *a); "
+    )
+    assert _synthesize_errors(tmp_path, path, hide_ray) == [
+        f"execverify: error: {path}: param 'backend.kind': Value error, kind ray needs Ray, which is not "
+        "installed (pip install -e '.[ray]') (got 'ray')"
+    ]
+
+
+def test_the_repo_params_run_locally_and_the_local_backend_needs_no_ray() -> None:
+    code = (
+        "import sys; from factory.backend import from_params; from factory.params import load_params; "
+        "b = from_params(load_params(sys.argv[1]).backend); print(type(b).__name__, 'ray' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(PARAMS)], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["LocalBackend", "False"]

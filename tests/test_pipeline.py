@@ -2,39 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import yaml
 
 from factory.io import read_table, shard_paths
+from tests.pipeline import run_stages
 
 STAGES = ("synthesize", "inputs", "execute")
-
-
-def _run_pipeline(execverify: str, params: Path, out: Path) -> dict[str, dict]:
-    inputs = {"inputs": ["--programs", str(out / "programs")], "execute": ["--cases", str(out / "cases")]}
-    outs = {"synthesize": "programs", "inputs": "cases", "execute": "executions"}
-    stats = {}
-    for stage in STAGES:
-        cmd = [execverify, "stage", stage, "--params", str(params), *inputs.get(stage, [])]
-        cmd += ["--out", str(out / outs[stage]), "--stats", str(out / f"{stage}.json")]
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, timeout=600, env={"CI": "1", "PATH": "/usr/bin:/bin"}
-        )
-        assert proc.returncode == 0, proc.stderr
-        assert "dropped because" in proc.stderr  # the one-screen summary
-        stats[stage] = json.loads((out / f"{stage}.json").read_text())
-    return stats
 
 
 def test_same_params_and_seed_give_byte_identical_outputs(execverify: str, tmp_path: Path) -> None:
     params = yaml.safe_load(Path("params.yaml").read_text())
     params["synthesize"]["tiers"] = [2, 5]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
-    first = _run_pipeline(execverify, tmp_path / "params.yaml", tmp_path / "a")
-    second = _run_pipeline(execverify, tmp_path / "params.yaml", tmp_path / "b")
+    first = run_stages(execverify, STAGES, tmp_path / "params.yaml", tmp_path / "a")
+    second = run_stages(execverify, STAGES, tmp_path / "params.yaml", tmp_path / "b")
     for folder in ("programs", "cases", "executions"):
         a, b = shard_paths(tmp_path / "a" / folder), shard_paths(tmp_path / "b" / folder)
         assert [p.read_bytes() for p in a] == [p.read_bytes() for p in b], folder

@@ -9,8 +9,9 @@ commands of their own modules.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,6 +19,9 @@ from factory.cli import app
 from factory.errors import UserError
 from factory.params import Params, load_params
 from factory.registry import stage
+
+if TYPE_CHECKING:
+    from factory.stats import StageStats
 
 stage_app = typer.Typer(
     help="The pipeline stages (what dvc.yaml runs; `dvc repro` runs them all).", no_args_is_help=True
@@ -43,6 +47,16 @@ def _check_inputs(name: str, **folders: Path) -> None:
         contract.check(folders[option.removeprefix("--").replace("-", "_")])
 
 
+def _on_backend(p: Params, run: Callable[..., StageStats], *args: Any, **kwargs: Any) -> None:
+    """``run(*args, **kwargs)`` on the backend of ``params.yaml`` (docs/backends.md), then its
+    one-screen summary."""
+    from factory.backend import from_params
+
+    with from_params(p.backend) as backend:
+        stats = run(*args, **kwargs, backend=backend)
+    stats.print_summary()
+
+
 def _language(p: Params) -> str:
     """The language of the run's programs: the grammar folder's (``synthesize.grammar``)."""
     from factory.languages import grammar_language
@@ -61,7 +75,7 @@ def synthesize(
     from factory.synth.stage import run_synthesize_stage
 
     p = _params(params, "synthesize")
-    run_synthesize_stage(p.seed, p.synthesize, out, stats).print_summary()
+    _on_backend(p, run_synthesize_stage, p.seed, p.synthesize, out, stats)
 
 
 @stage_app.command("inputs", help=stage("inputs").summary)
@@ -78,9 +92,8 @@ def inputs(
 
     p = _params(params, "inputs")
     _check_inputs("inputs", programs=programs)
-    run_inputs_stage(
-        p.seed, p.inputs, p.execute, p.synthesize.grammar, programs, out, stats, pools, p.trace.max_steps
-    ).print_summary()
+    stage_args = (p.seed, p.inputs, p.execute, p.synthesize.grammar, programs, out, stats, pools)
+    _on_backend(p, run_inputs_stage, *stage_args, p.trace.max_steps)
 
 
 @stage_app.command("execute", help=stage("execute").summary)
@@ -94,7 +107,7 @@ def execute(
 
     p = _params(params, "execute")
     _check_inputs("execute", cases=cases)
-    run_execute_stage(cases, out, stats, p.execute, language=_language(p)).print_summary()
+    _on_backend(p, run_execute_stage, cases, out, stats, p.execute, language=_language(p))
 
 
 @stage_app.command("trace", help=stage("trace").summary)
@@ -110,7 +123,7 @@ def trace(
 
     p = _params(params, "trace")
     _check_inputs("trace", executions=executions)
-    run_trace_stage(executions, out, stats, p.trace, p.execute, language=_language(p)).print_summary()
+    _on_backend(p, run_trace_stage, executions, out, stats, p.trace, p.execute, language=_language(p))
 
 
 @stage_app.command("tasks", help=stage("tasks").summary)
@@ -124,7 +137,7 @@ def tasks(
 
     p = _params(params, "tasks")
     _check_inputs("tasks", traces=traces)
-    run_tasks_stage(traces, out, stats, p.seed, p.tasks, language=_language(p)).print_summary()
+    _on_backend(p, run_tasks_stage, traces, out, stats, p.seed, p.tasks, language=_language(p))
 
 
 @stage_app.command("phase2", help=stage("phase2").summary)
@@ -154,9 +167,8 @@ def phase2(
     if pools is not None:
         hint = "pass the --pools folder of the inputs stage"
         require_columns(pools, POOLS_SCHEMA.names, "argument pools", hint)
-    run_phase2_stage(
-        p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammar, programs, executions, out, stats, pools
-    ).print_summary()
+    stage_args = (p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammar, programs, executions)
+    _on_backend(p, run_phase2_stage, *stage_args, out, stats, pools)
 
 
 @stage_app.command("difficulty", help=stage("difficulty").summary)
@@ -254,7 +266,7 @@ def assemble(
         out,
         stats,
         p.assemble,
-        all_params=p.model_dump(),
+        all_params=p.model_dump(exclude={"backend"}),  # where the stages ran is no part of the data
         metrics_dir=metrics_dir,
         plots_dir=plots,
         difficulty_stats=difficulty_stats,

@@ -226,6 +226,14 @@ class Executor:
         self.close()
 
 
+def with_cpus(params: ExecuteParams, cpus: int | None) -> ExecuteParams:
+    """``params`` for a process with ``cpus`` CPUs (a backend's worker: the seeds' pools share
+    them); None leaves ``params.workers`` as it is."""
+    if cpus is None:
+        return params
+    return params.model_copy(update={"workers": -(-cpus // len(params.hash_seeds))})
+
+
 def execute_cases(
     cases: Iterable[dict[str, Any]],
     *,

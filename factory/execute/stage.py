@@ -8,8 +8,7 @@ same cases give byte-identical output (barring a case that sits right at the tim
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +16,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from factory import languages
+from factory.backend import Backend, Shards
+from factory.backend.local import LocalBackend
 from factory.contracts import CASES, EXECUTION_CASE_TYPES, EXECUTION_RESULT_FIELDS
 from factory.errors import UserError
-from factory.execute.runner import Executor
+from factory.execute.runner import Executor, with_cpus
 from factory.io import count_rows, iter_rows, shard_paths
 from factory.params import ExecuteParams, validate_section
 from factory.stage import Outcome, Output, Tally, run_stage
@@ -58,6 +59,20 @@ def _cases_schema(cases_dir: str | Path) -> pa.Schema | None:
     return pq.read_schema(paths[0]).remove_metadata() if paths else None
 
 
+def _open(config: tuple[ExecuteParams, str], cpus: int | None) -> Executor:
+    """The per-process state of the execute stage: an Executor (one pool per hash seed)."""
+    params, language = config
+    return Executor.from_params(with_cpus(params, cpus), language=languages.language(language))
+
+
+def _run(
+    config: object, executor: Executor, cases: Iterable[dict[str, Any]]
+) -> Iterator[tuple[str, str | None, str | None]]:
+    """(status, output_repr, output_type) of every case, in order."""
+    for result in executor.run(cases):
+        yield result["status"], result["output_repr"], result["output_type"]
+
+
 def run_execute_stage(
     cases_dir: str | Path,
     out_dir: str | Path,
@@ -65,34 +80,27 @@ def run_execute_stage(
     params: ExecuteParams | Mapping[str, Any] | None = None,
     *,
     language: str = "python",
+    backend: Backend | None = None,
 ) -> StageStats:
     """Run every case of ``cases_dir``; write the executions table to ``out_dir`` and the stats.
 
     ``params``: the ``execute`` section of params.yaml (``ExecuteParams`` or a mapping of it).
     ``language``: the registered name of the programs' language (the grammar's), whose job kinds
     run them and whose value model compares the runs. Every case is written with its status; a
-    case that is not ``ok`` counts as dropped.
+    case that is not ``ok`` counts as dropped. ``backend``: where the cases run (default local).
     """
     p = validate_params(params)
-    lang = languages.language(language)
+    languages.language(language)  # an unknown name fails here, not in every worker
     schema = executions_schema(_cases_schema(cases_dir))
 
+    job = Shards((p, language), _open, _run)
+
     def outcomes(cases: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        pending: deque[dict[str, Any]] = deque()
-
-        def queued() -> Iterator[dict[str, Any]]:
-            for row in cases:
-                pending.append(row)  # the executor reads ahead; rows wait here for their result
-                yield row
-
-        with Executor.from_params(p, language=lang) as executor:
-            for result in executor.run(queued()):
-                row = pending.popleft()
-                status = result["status"]
-                row["status"] = status
-                row["output_repr"] = result["output_repr"]
-                row["output_type"] = result["output_type"]
-                yield Outcome([row], None if status == "ok" else status, row.get("tier"))
+        for row, (status, output_repr, output_type) in (backend or LocalBackend()).map(job, cases):
+            row["status"] = status
+            row["output_repr"] = output_repr
+            row["output_type"] = output_type
+            yield Outcome([row], None if status == "ok" else status, row.get("tier"))
 
     def extra(tally: Tally) -> dict[str, Any]:
         tiers = sorted(tally.tiers_in.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))

@@ -121,6 +121,11 @@ class Grammar:
     # Indexes the synthesizer derives from the operations (built once, kept with the grammar).
     cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # A copy (pickled for another process) leaves the derived indexes behind: that process
+        # builds its own, with its own hash seed.
+        return {**self.__dict__, "cache": {}}
+
     def op(self, op_id: str) -> Operation:
         for op in self.operations:
             if op.op_id == op_id:

@@ -47,6 +47,11 @@ class Type:
     def __hash__(self) -> int:
         return self._hash
 
+    def __reduce__(self) -> tuple[type[Type], tuple[str, tuple[Type, ...]]]:
+        # Rebuilt from its name and arguments: the stored hash is of this process's hash seed,
+        # and a copy in another process (a Ray actor's) must hash as that process's types do.
+        return Type, (self.name, self.args)
+
     def __str__(self) -> str:
         return self._text
 

@@ -26,16 +26,20 @@ program run as one ``ablation`` job, ``factory.quality.ablation``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from factory import languages
+from factory.backend import Backend, Shards
+from factory.backend.local import LocalBackend
 from factory.contracts import CASES_SCHEMA
 from factory.grammar.loader import load_grammar
+from factory.grammar.model import Grammar
 from factory.inputs.pools import candidates_for, draw_pools, write_pools
 from factory.io import count_rows, iter_rows
 from factory.params import ExecuteParams, InputsParams, TraceParams
@@ -99,6 +103,7 @@ class _Judged:
     others: tuple[int, ...] = ()
     variants: tuple[tuple[int, str], ...] = ()
     drop: str | None = None
+    ablation: str | None = None  # the status of its ablation job, when one ran
 
 
 def _first_checks(
@@ -139,10 +144,10 @@ def _first_checks(
     return judged
 
 
-def _ablate(pool: WorkerPool, batch: list[dict[str, Any]], judged: list[_Judged], one_sided: bool) -> Counter:
+def _ablate(pool: WorkerPool, batch: list[dict[str, Any]], judged: list[_Judged], one_sided: bool) -> None:
     """The ``irrelevant_statement`` check of every program of the batch with variants (one
-    ``ablation`` job each): keep the choice, swap one in, or drop the program. Returns the jobs'
-    statuses (``incomplete`` or a failure: some statements were not tried, hence kept)."""
+    ``ablation`` job each): keep the choice, swap one in, or drop the program. Each job's status
+    goes in ``ablation`` (``incomplete`` or a failure: some statements were not tried, hence kept)."""
     todo = [(program, j) for program, j in zip(batch, judged, strict=True) if j.drop is None and j.variants]
     payloads = [
         ablation_payload(
@@ -155,16 +160,14 @@ def _ablate(pool: WorkerPool, batch: list[dict[str, Any]], judged: list[_Judged]
         )
         for program, j in todo
     ]
-    statuses: Counter = Counter()
     for (_, j), result in zip(todo, pool.map(ABLATION, payloads), strict=True):
-        statuses[result["status"]] += 1
+        j.ablation = result["status"]
         tests = j.tests if one_sided else frozenset()
         choice = checks.relevant_choice(j.runs, tests, j.chosen, j.others, ablation_of(j.variants, result))
         if choice is None:
             j.drop = checks.IRRELEVANT_STATEMENT
         else:
             j.chosen = choice
-    return statuses
 
 
 #: How many candidates of each program run in each pass (the rest in the last): a program stops
@@ -215,6 +218,91 @@ def _run_candidates(
     return runs
 
 
+@dataclass(frozen=True)
+class _Config:
+    """The inputs stage's shard job: everything a process needs to judge programs."""
+
+    seed: int
+    params: InputsParams
+    execute: ExecuteParams
+    grammar: Grammar
+    pools: dict[str, list[str]]
+    max_steps: int
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """What one program became: its case rows, or the drop reason; the statuses of its candidate
+    runs (``STOPPED`` for the three stops) and of its ablation job (None: none ran)."""
+
+    rows: list[dict[str, Any]]
+    drop: str | None
+    statuses: list[str]
+    ablation: str | None
+
+
+@contextlib.contextmanager
+def _open(config: _Config, cpus: int | None) -> Iterator[tuple[WorkerPool, WorkerPool]]:
+    """The per-process state of the inputs stage: the candidates' pool (the candidate timeout)
+    and the ablation jobs' pool, bounded by their line events, under a backstop far above it
+    (``factory.quality.ablation.JOB_TIMEOUT_S``); ``execute.workers`` each, or ``cpus``."""
+    execute = config.execute
+    language = languages.language(config.grammar.language)
+
+    def worker_pool(timeout_s: float) -> WorkerPool:
+        return WorkerPool(
+            workers=cpus or execute.workers or None,
+            hash_seed=execute.hash_seeds[0],
+            timeout_s=timeout_s,
+            memory_mb=execute.memory_mb,
+            max_output_repr=execute.max_output_repr,
+            # `arcs` and `ablation` (a language's runner may bring its own)
+            kinds={**QUALITY_KINDS, **language.facet("runner").KINDS},
+        )
+
+    with worker_pool(config.params.timeout_s) as pool, worker_pool(ABLATION_TIMEOUT_S) as ablation_pool:
+        yield pool, ablation_pool
+
+
+def _check(
+    config: _Config, pools: tuple[WorkerPool, WorkerPool], programs: Iterable[dict[str, Any]]
+) -> Iterator[_Checked]:
+    """Draw, run, choose and check the inputs of every program, in order, 256 at a time."""
+    pool, ablation_pool = pools
+    params, grammar = config.params, config.grammar
+    analysis = languages.language(grammar.language).facet("analysis")
+    enabled = frozenset(params.checks)
+    for batch in chunks(programs, 256):
+        drawn = [candidates_for(program, config.pools, grammar, config.seed, params) for program in batch]
+        tests = [analysis.branch_tests(program["source"]) for program in batch]
+        all_runs = _run_candidates(pool, batch, drawn, tests, config.max_steps)
+        judged, statuses = [], []
+        for program, candidates, runs, lines in zip(batch, drawn, all_runs, tests, strict=True):
+            statuses.append([STOPPED if r["status"] in _STOPPED else r["status"] for r in runs])
+            j = _first_checks(
+                program, candidates, runs, frozenset(lines), params.per_program, enabled, analysis
+            )
+            judged.append(j)
+        if checks.IRRELEVANT_STATEMENT in enabled:
+            two_way = checks.ONE_SIDED_BRANCH in enabled and params.per_program >= 2
+            _ablate(ablation_pool, batch, judged, two_way)
+        for program, j, ran in zip(batch, judged, statuses, strict=True):
+            if j.drop is not None:
+                yield _Checked([], j.drop, ran, j.ablation)
+                continue
+            outputs = Counter(run["output_repr"] for run in j.runs)
+            rows = [
+                _case(
+                    program,
+                    j.args[i],
+                    len(j.runs[i].get("lines") or ()),
+                    outputs[j.runs[i]["output_repr"]] / len(j.runs),
+                )
+                for i in j.chosen
+            ]
+            yield _Checked(rows, None, ran, j.ablation)
+
+
 def run_inputs_stage(
     seed: int,
     params: InputsParams,
@@ -225,67 +313,33 @@ def run_inputs_stage(
     stats_path: str | Path,
     pools_dir: str | Path | None = None,
     max_steps: int = TraceParams().max_steps,
+    *,
+    backend: Backend | None = None,
 ) -> StageStats:
     """Draw, run, choose and check the inputs of every program; write ``out_dir`` (cases), the
     stats and, when ``pools_dir`` is given, the drawn pools (the phase2 stage samples its hidden
     tests there). A candidate past ``max_steps`` line events (the trace stage's limit) is not
-    kept."""
+    kept. ``backend``: where the programs' candidates run (default local)."""
     grammar = load_grammar(grammar_dir)
-    language = languages.language(grammar.language)
-    analysis = language.facet("analysis")
     enabled = frozenset(params.checks)
     status_counts: Counter = Counter()
     ablation_status: Counter = Counter()
     dropped_by_tier: dict[str, Counter] = {}
     pools = draw_pools(programs_dir, grammar_dir, seed, params.pool_size, execute.workers or None)
-
-    def worker_pool(timeout_s: float) -> WorkerPool:
-        return WorkerPool(
-            workers=execute.workers or None,
-            hash_seed=execute.hash_seeds[0],
-            timeout_s=timeout_s,
-            memory_mb=execute.memory_mb,
-            max_output_repr=execute.max_output_repr,
-            # `arcs` and `ablation` (a language's runner may bring its own)
-            kinds={**QUALITY_KINDS, **language.facet("runner").KINDS},
-        )
+    job = Shards(_Config(seed, params, execute, grammar, pools, max_steps), _open, _check)
 
     def outcomes(programs: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        # Candidates under the candidate timeout; ablation jobs, bounded by their line events,
-        # under a backstop far above it (``factory.quality.ablation.JOB_TIMEOUT_S``).
-        with worker_pool(params.timeout_s) as pool, worker_pool(ABLATION_TIMEOUT_S) as ablation_pool:
-            for batch in chunks(programs, 256):
-                drawn = [candidates_for(program, pools, grammar, seed, params) for program in batch]
-                tests = [analysis.branch_tests(program["source"]) for program in batch]
-                all_runs = _run_candidates(pool, batch, drawn, tests, max_steps)
-                judged = []
-                for program, candidates, runs, lines in zip(batch, drawn, all_runs, tests, strict=True):
-                    status_counts.update(STOPPED if r["status"] in _STOPPED else r["status"] for r in runs)
-                    j = _first_checks(
-                        program, candidates, runs, frozenset(lines), params.per_program, enabled, analysis
-                    )
-                    judged.append(j)
-                if checks.IRRELEVANT_STATEMENT in enabled:
-                    two_way = checks.ONE_SIDED_BRANCH in enabled and params.per_program >= 2
-                    ablation_status.update(_ablate(ablation_pool, batch, judged, two_way))
-                for program, j in zip(batch, judged, strict=True):
-                    if j.drop is not None:
-                        # Why a program's candidates failed is in candidate_status; running one
-                        # again in the execute stage (two seeds, a longer timeout) would only cost time.
-                        dropped_by_tier.setdefault(j.drop, Counter())[program["tier"]] += 1
-                        yield Outcome(drop=j.drop, tier=program["tier"])
-                        continue
-                    outputs = Counter(run["output_repr"] for run in j.runs)
-                    rows = [
-                        _case(
-                            program,
-                            j.args[i],
-                            len(j.runs[i].get("lines") or ()),
-                            outputs[j.runs[i]["output_repr"]] / len(j.runs),
-                        )
-                        for i in j.chosen
-                    ]
-                    yield Outcome(rows, tier=program["tier"])
+        for program, checked in (backend or LocalBackend()).map(job, programs):
+            status_counts.update(checked.statuses)
+            if checked.ablation is not None:
+                ablation_status[checked.ablation] += 1
+            if checked.drop is not None:
+                # Why a program's candidates failed is in candidate_status; running one
+                # again in the execute stage (two seeds, a longer timeout) would only cost time.
+                dropped_by_tier.setdefault(checked.drop, Counter())[program["tier"]] += 1
+                yield Outcome(drop=checked.drop, tier=program["tier"])
+            else:
+                yield Outcome(checked.rows, tier=program["tier"])
 
     def extra(tally: Tally) -> dict[str, Any]:
         return {

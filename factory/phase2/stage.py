@@ -24,15 +24,19 @@ import functools
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from factory import languages
+from factory.backend import Backend, Shards
+from factory.backend.local import LocalBackend
 from factory.contracts import PHASE2_SCHEMA
 from factory.errors import UserError
-from factory.execute.runner import Executor
+from factory.execute.runner import Executor, with_cpus
 from factory.grammar.loader import load_grammar
+from factory.grammar.model import Grammar
 from factory.inputs.pools import candidates_for, draw_pools, read_pools
 from factory.io import count_rows, iter_rows
 from factory.literals import parse_args, strict_equal
@@ -142,6 +146,58 @@ def memorizer_fails(shown: list[Case], hidden: list[Case]) -> bool:
     return False
 
 
+@dataclass(frozen=True)
+class _Config:
+    """The phase2 stage's shard job: what a process needs to draw and run the hidden tests."""
+
+    grammar: Grammar
+    pools: dict[str, list[str]]
+    draw_seed: int
+    draw: InputsParams
+    params: Phase2Params
+    candidates: ExecuteParams  # the execute params the candidates run under
+
+
+_Built = tuple[dict[str, Any] | None, str, list[str]]  # (item or None, reason, candidate statuses)
+
+
+def _open(config: _Config, cpus: int | None) -> Executor:
+    """The per-process state of the phase2 stage: an Executor for the candidates."""
+    lang = languages.language(config.grammar.language)
+    return Executor.from_params(with_cpus(config.candidates, cpus), language=lang)
+
+
+def _items(
+    config: _Config, executor: Executor, pairs: Iterable[tuple[dict[str, Any], list[Case]]]
+) -> Iterator[_Built]:
+    """(the item, or None and the drop reason; the statuses of its candidate runs) of every
+    program, in order, ``BATCH`` programs at a time."""
+    params = config.params
+    for batch in chunks(pairs, BATCH):
+        # Programs that will be dropped for want of shown examples are not run at all.
+        drawn = [
+            candidates_for(program, config.pools, config.grammar, config.draw_seed, config.draw)
+            if len(cases) >= params.min_examples
+            else []
+            for program, cases in batch
+        ]
+        jobs = [
+            {"source": program["source"], "entry": program["entry"], "args": args}
+            for (program, _), candidates in zip(batch, drawn, strict=True)
+            for args in candidates
+        ]
+        results = iter(executor.run(jobs))
+        for (program, cases), candidates in zip(batch, drawn, strict=True):
+            ran, statuses = [], []
+            for args in candidates:
+                result = next(results)
+                statuses.append(result["status"])
+                if result["status"] == "ok":
+                    ran.append((args, result["output_repr"], result["output_type"]))
+            item, reason = _item(program, cases, ran, params)
+            yield item, reason, statuses
+
+
 def run_phase2_stage(
     seed: int,
     params: Phase2Params,
@@ -153,11 +209,14 @@ def run_phase2_stage(
     out_dir: str | Path,
     stats_path: str | Path,
     pools_dir: str | Path | None = None,
+    *,
+    backend: Backend | None = None,
 ) -> StageStats:
     """Build the code-generation items of every program; write ``out_dir`` and the stats.
 
     Hidden-test candidates are sampled (with the phase-2 seed) from the argument pools the inputs
     stage saved in ``pools_dir``; without it, the pools are drawn here with the phase-2 seed.
+    ``backend``: where the candidates run (default local).
     """
     grammar = load_grammar(grammar_dir)
     draw = inputs.model_copy(update={"candidates": params.candidates})
@@ -170,40 +229,20 @@ def run_phase2_stage(
     else:
         pools = draw_pools(programs_dir, grammar_dir, draw_seed, draw.pool_size, execute.workers or None)
 
+    # candidates get the inputs stage's timeout, as there: a slow one is dropped
+    candidates = execute.model_copy(update={"timeout_s": inputs.timeout_s})
+    job = Shards(_Config(grammar, pools, draw_seed, draw, params, candidates), _open, _items)
+
     def outcomes(pairs: Iterator[tuple[dict[str, Any], list[Case]]]) -> Iterator[Outcome]:
         nonlocal memorizer
-        # candidates get the inputs stage's timeout, as there: a slow one is dropped
-        candidate_params = execute.model_copy(update={"timeout_s": inputs.timeout_s})
-        lang = languages.language(grammar.language)
-        with Executor.from_params(candidate_params, language=lang) as executor:
-            for batch in chunks(pairs, BATCH):
-                # Programs that will be dropped for want of shown examples are not run at all.
-                drawn = [
-                    candidates_for(program, pools, grammar, draw_seed, draw)
-                    if len(cases) >= params.min_examples
-                    else []
-                    for program, cases in batch
-                ]
-                jobs = [
-                    {"source": program["source"], "entry": program["entry"], "args": args}
-                    for (program, _), candidates in zip(batch, drawn, strict=True)
-                    for args in candidates
-                ]
-                results = iter(executor.run(jobs))
-                for (program, cases), candidates in zip(batch, drawn, strict=True):
-                    ran = []
-                    for args in candidates:
-                        result = next(results)
-                        statuses[result["status"]] += 1
-                        if result["status"] == "ok":
-                            ran.append((args, result["output_repr"], result["output_type"]))
-                    item, reason = _item(program, cases, ran, params)
-                    if item is None:
-                        yield Outcome(drop=reason, tier=program["tier"])
-                        continue
-                    hidden_counts[item["n_tests"]] += 1
-                    memorizer += reason == "memorizer_fails"
-                    yield Outcome([item], tier=program["tier"])
+        for (program, _), (item, reason, ran) in (backend or LocalBackend()).map(job, pairs):
+            statuses.update(ran)
+            if item is None:
+                yield Outcome(drop=reason, tier=program["tier"])
+                continue
+            hidden_counts[item["n_tests"]] += 1
+            memorizer += reason == "memorizer_fails"
+            yield Outcome([item], tier=program["tier"])
 
     def extra(tally: Tally) -> dict[str, Any]:
         kept = sum(tally.tiers_out.values())

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
 import random
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from factory.backend import Backend, Shards
+from factory.backend.local import LocalBackend
 from factory.contracts import PROGRAMS_SCHEMA, program_id
 from factory.grammar.loader import load_grammar
 from factory.grammar.model import Grammar
@@ -37,7 +40,11 @@ def synthesize_one(grammar: Grammar, seed: int, index: int, target: str, tier: i
     return generate_program(grammar, target, tier, random.Random(f"{seed}:{index}"), attempts=attempts)
 
 
-def _draw(job: tuple[int, str, int]) -> tuple[int, str, int, Program | None, str | None, str]:
+_Config = tuple[Grammar, int, SynthesizeParams]  # the shard job's config: grammar, seed, params
+_Drawn = tuple[int, str, int, Program | None, str | None, str]
+
+
+def _draw(job: tuple[int, str, int]) -> _Drawn:
     """Worker side: generate, check and hash one program (the grammar comes from the forked
     parent). Returns (index, target, tier, program, drop reason, program_id)."""
     index, target, tier = job
@@ -56,13 +63,18 @@ def _draw(job: tuple[int, str, int]) -> tuple[int, str, int, Program | None, str
 _WORKER_STATE: tuple[Grammar, int, int] | None = None  # set by _drawn before the workers fork
 
 
-def _drawn(
-    grammar: Grammar, seed: int, params: SynthesizeParams, jobs: list[tuple[int, str, int]]
-) -> Iterator:
-    """Programs in job order, drawn by ``params.workers`` forked processes (1: in-process)."""
+def _open(config: _Config, cpus: int | None) -> contextlib.AbstractContextManager[int]:
+    """The per-process state of the synthesize stage: the number of processes that draw
+    (``synthesize.workers``, or ``cpus``; 0: one per core)."""
+    return contextlib.nullcontext(cpus or config[2].workers or os.cpu_count() or 1)
+
+
+def _drawn(config: _Config, workers: int, todo: Iterable[tuple[int, str, int]]) -> Iterator[_Drawn]:
+    """Programs in job order, drawn by ``workers`` forked processes (1: in-process)."""
     global _WORKER_STATE
+    grammar, seed, params = config
     _WORKER_STATE = (grammar, seed, params.max_attempts)
-    workers = params.workers or os.cpu_count() or 1
+    jobs = list(todo)
     if workers == 1 or len(jobs) < 200:
         yield from map(_draw, jobs)
         return
@@ -73,16 +85,24 @@ def _drawn(
 
 
 def run_synthesize_stage(
-    seed: int, params: SynthesizeParams, out_dir: str | Path, stats_path: str | Path
+    seed: int,
+    params: SynthesizeParams,
+    out_dir: str | Path,
+    stats_path: str | Path,
+    *,
+    backend: Backend | None = None,
 ) -> StageStats:
-    """Draw every (target, tier) job, keep programs that pass the tier check, drop duplicates."""
+    """Draw every (target, tier) job, keep programs that pass the tier check, drop duplicates
+    (``backend``: where the programs are drawn; default local)."""
     grammar = load_grammar(params.grammar)
     jobs = list(plan(grammar, params))
     per_target: Counter = Counter()
 
     def outcomes(todo: Iterator[tuple[int, str, int]]) -> Iterator[Outcome]:
         seen: set[str] = set()
-        for index, target, tier, program, dropped, pid in _drawn(grammar, seed, params, list(todo)):
+        job = Shards((grammar, seed, params), _open, _drawn)
+        for _, drawn in (backend or LocalBackend()).map(job, todo):
+            index, target, tier, program, dropped, pid = drawn
             if dropped or pid in seen:
                 yield Outcome(drop=dropped or "duplicate", tier=tier)
                 continue

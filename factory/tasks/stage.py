@@ -10,14 +10,17 @@ of gold answers. Same input, seed and params give byte-identical output.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from factory import languages
+from factory.backend import Backend, Shards
+from factory.backend.local import LocalBackend
 from factory.contracts import TASKS_SCHEMA
 from factory.io import count_rows, iter_rows
 from factory.params import TasksParams
+from factory.sandbox.trusted.pool import WorkerPool
 from factory.stage import Outcome, Output, Tally, run_stage
 from factory.stats import StageStats
 from factory.tasks.items import build_items_for_case
@@ -25,6 +28,19 @@ from factory.tasks.job import build_all, items_pool
 from factory.tasks.tally import ItemTally
 
 __all__ = ["build_items_for_case", "run_tasks_stage"]
+
+
+def _open(config: tuple[int, TasksParams, str], cpus: int | None) -> WorkerPool:
+    """The per-process state of the tasks stage: the items pool (``tasks.workers``, or ``cpus``)."""
+    return items_pool(cpus or config[1].workers)
+
+
+def _build(
+    config: tuple[int, TasksParams, str], pool: WorkerPool, rows: Iterable[dict[str, Any]]
+) -> Iterator[dict[str, Any]]:
+    """The items of every traces row, in order (``build_all``)."""
+    seed, params, language = config
+    return build_all(rows, pool, seed, params, language=language)
 
 
 def run_tasks_stage(
@@ -35,21 +51,24 @@ def run_tasks_stage(
     params: TasksParams | None = None,
     *,
     language: str = "python",
+    backend: Backend | None = None,
 ) -> StageStats:
     """Build the items of every traced case of ``traces_dir``; write the tasks table to
     ``out_dir`` and the stats JSON to ``stats_path``. ``language``: the registered name of the
-    programs' language (the grammar's), which reads them and is named in the prompts."""
+    programs' language (the grammar's), which reads them and is named in the prompts.
+    ``backend``: where the items are built (default local)."""
     p = params if params is not None else TasksParams()
     languages.language(language)  # an unknown name fails here, not in every worker
     items = ItemTally()
 
+    job = Shards((seed, p, language), _open, _build)
+
     def outcomes(rows: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        with items_pool(p.workers) as pool:
-            for result in build_all(rows, pool, seed, p, language=language):
-                items.skipped.update(result["reasons"])
-                for item in result["items"]:
-                    items.add(item)
-                yield Outcome(result["items"], None if result["items"] else result["drop"])
+        for _, result in (backend or LocalBackend()).map(job, rows):
+            items.skipped.update(result["reasons"])
+            for item in result["items"]:
+                items.add(item)
+            yield Outcome(result["items"], None if result["items"] else result["drop"])
 
     def extra(tally: Tally) -> dict[str, Any]:
         extra_params = p.model_dump()

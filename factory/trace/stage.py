@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from factory import languages
+from factory.backend import Backend, Shards
+from factory.backend.local import LocalBackend
 from factory.contracts import TRACE_CASE_COLUMNS, TRACES_SCHEMA
-from factory.execute.runner import Executor, same_value
+from factory.execute.runner import Executor, same_value, with_cpus
 from factory.io import count_rows, iter_rows
 from factory.languages import Language
 from factory.params import ExecuteParams, TraceParams
@@ -111,6 +113,21 @@ def trace_rows(
         yield out, None
 
 
+def _open(config: tuple[ExecuteParams, TraceParams, str], cpus: int | None) -> Executor:
+    """The per-process state of the trace stage: an Executor serving the tracer's job kinds."""
+    execute, _, language = config
+    lang = languages.language(language)
+    return Executor.from_params(with_cpus(execute, cpus), kinds=lang.facet("tracer").KINDS, language=lang)
+
+
+def _trace(
+    config: tuple[ExecuteParams, TraceParams, str], executor: Executor, executions: Iterable[dict[str, Any]]
+) -> Iterator[tuple[dict[str, Any] | None, str | None]]:
+    """(trace row, None) or (None, drop reason) for every execution, in order (``trace_rows``)."""
+    for batch in chunks(executions, 1024):
+        yield from trace_rows(batch, executor, config[1])
+
+
 def run_trace_stage(
     executions_dir: str | Path,
     out_dir: str | Path,
@@ -119,22 +136,23 @@ def run_trace_stage(
     execute: ExecuteParams,
     *,
     language: str = "python",
+    backend: Backend | None = None,
 ) -> StageStats:
     """Trace the ``ok`` executions; keep the cases whose traces agree under both hash seeds.
     ``language``: the registered name of the programs' language (the grammar's), whose job kinds
-    (``trace_row``, ``trace_digest``) trace them."""
-    lang = languages.language(language)
+    (``trace_row``, ``trace_digest``) trace them. ``backend``: where they run (default local)."""
+    languages.language(language)  # an unknown name fails here, not in every worker
     lengths: list[int] = []
 
+    job = Shards((execute, params, language), _open, _trace)
+
     def outcomes(executions: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        with Executor.from_params(execute, kinds=lang.facet("tracer").KINDS, language=lang) as executor:
-            for batch in chunks(executions, 1024):
-                for row, reason in trace_rows(batch, executor, params):
-                    if row is None:
-                        yield Outcome(drop=reason)
-                        continue
-                    lengths.append(row["trace_length"])
-                    yield Outcome([row], tier=row["tier"])
+        for _, (row, reason) in (backend or LocalBackend()).map(job, executions):
+            if row is None:
+                yield Outcome(drop=reason)
+                continue
+            lengths.append(row["trace_length"])
+            yield Outcome([row], tier=row["tier"])
 
     def extra(tally: Tally) -> dict[str, Any]:
         stats: dict[str, Any] = {"traced_by_tier": tally.by_tier(tally.tiers_out)}
