@@ -56,6 +56,17 @@ class ShardError(RuntimeError):
     retries allow): one line naming the stage's work, the shard and the cause."""
 
 
+def run_shards(
+    backend: Backend | None, job: Shards[Any, Any, U, R], units: Iterable[U]
+) -> Iterator[tuple[U, R]]:
+    """``backend.map(job, units)``; None: the local backend (a stage called without one)."""
+    if backend is None:
+        from factory.backend.local import LocalBackend
+
+        backend = LocalBackend()
+    return backend.map(job, units)
+
+
 def from_params(params: BackendParams | None = None) -> Backend:
     """The backend that ``params.yaml``'s ``backend`` section names (None: local)."""
     from factory.backend.local import LocalBackend

@@ -92,8 +92,19 @@ def inputs(
 
     p = _params(params, "inputs")
     _check_inputs("inputs", programs=programs)
-    stage_args = (p.seed, p.inputs, p.execute, p.synthesize.grammar, programs, out, stats, pools)
-    _on_backend(p, run_inputs_stage, *stage_args, p.trace.max_steps)
+    _on_backend(
+        p,
+        run_inputs_stage,
+        p.seed,
+        p.inputs,
+        p.execute,
+        p.synthesize.grammar,
+        programs,
+        out,
+        stats,
+        pools,
+        p.trace.max_steps,
+    )
 
 
 @stage_app.command("execute", help=stage("execute").summary)
@@ -167,8 +178,20 @@ def phase2(
     if pools is not None:
         hint = "pass the --pools folder of the inputs stage"
         require_columns(pools, POOLS_SCHEMA.names, "argument pools", hint)
-    stage_args = (p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammar, programs, executions)
-    _on_backend(p, run_phase2_stage, *stage_args, out, stats, pools)
+    _on_backend(
+        p,
+        run_phase2_stage,
+        p.seed,
+        p.phase2,
+        p.inputs,
+        p.execute,
+        p.synthesize.grammar,
+        programs,
+        executions,
+        out,
+        stats,
+        pools,
+    )
 
 
 @stage_app.command("difficulty", help=stage("difficulty").summary)

@@ -16,8 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from factory import languages
-from factory.backend import Backend, Shards
-from factory.backend.local import LocalBackend
+from factory.backend import Backend, Shards, run_shards
 from factory.contracts import CASES, EXECUTION_CASE_TYPES, EXECUTION_RESULT_FIELDS
 from factory.errors import UserError
 from factory.execute.runner import Executor, with_cpus
@@ -96,7 +95,7 @@ def run_execute_stage(
     job = Shards((p, language), _open, _run)
 
     def outcomes(cases: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        for row, (status, output_repr, output_type) in (backend or LocalBackend()).map(job, cases):
+        for row, (status, output_repr, output_type) in run_shards(backend, job, cases):
             row["status"] = status
             row["output_repr"] = output_repr
             row["output_type"] = output_type

@@ -35,8 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from factory import languages
-from factory.backend import Backend, Shards
-from factory.backend.local import LocalBackend
+from factory.backend import Backend, Shards, run_shards
 from factory.contracts import CASES_SCHEMA
 from factory.grammar.loader import load_grammar
 from factory.grammar.model import Grammar
@@ -329,7 +328,7 @@ def run_inputs_stage(
     job = Shards(_Config(seed, params, execute, grammar, pools, max_steps), _open, _check)
 
     def outcomes(programs: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        for program, checked in (backend or LocalBackend()).map(job, programs):
+        for program, checked in run_shards(backend, job, programs):
             status_counts.update(checked.statuses)
             if checked.ablation is not None:
                 ablation_status[checked.ablation] += 1

@@ -30,8 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from factory import languages
-from factory.backend import Backend, Shards
-from factory.backend.local import LocalBackend
+from factory.backend import Backend, Shards, run_shards
 from factory.contracts import PHASE2_SCHEMA
 from factory.errors import UserError
 from factory.execute.runner import Executor, with_cpus
@@ -235,7 +234,7 @@ def run_phase2_stage(
 
     def outcomes(pairs: Iterator[tuple[dict[str, Any], list[Case]]]) -> Iterator[Outcome]:
         nonlocal memorizer
-        for (program, _), (item, reason, ran) in (backend or LocalBackend()).map(job, pairs):
+        for (program, _), (item, reason, ran) in run_shards(backend, job, pairs):
             statuses.update(ran)
             if item is None:
                 yield Outcome(drop=reason, tier=program["tier"])

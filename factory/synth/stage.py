@@ -12,8 +12,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from factory.backend import Backend, Shards
-from factory.backend.local import LocalBackend
+from factory.backend import Backend, Shards, run_shards
 from factory.contracts import PROGRAMS_SCHEMA, program_id
 from factory.grammar.loader import load_grammar
 from factory.grammar.model import Grammar
@@ -101,7 +100,7 @@ def run_synthesize_stage(
     def outcomes(todo: Iterator[tuple[int, str, int]]) -> Iterator[Outcome]:
         seen: set[str] = set()
         job = Shards((grammar, seed, params), _open, _drawn)
-        for _, drawn in (backend or LocalBackend()).map(job, todo):
+        for _, drawn in run_shards(backend, job, todo):
             index, target, tier, program, dropped, pid = drawn
             if dropped or pid in seen:
                 yield Outcome(drop=dropped or "duplicate", tier=tier)

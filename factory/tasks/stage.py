@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from factory import languages
-from factory.backend import Backend, Shards
-from factory.backend.local import LocalBackend
+from factory.backend import Backend, Shards, run_shards
 from factory.contracts import TASKS_SCHEMA
 from factory.io import count_rows, iter_rows
 from factory.params import TasksParams
@@ -64,7 +63,7 @@ def run_tasks_stage(
     job = Shards((seed, p, language), _open, _build)
 
     def outcomes(rows: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        for _, result in (backend or LocalBackend()).map(job, rows):
+        for _, result in run_shards(backend, job, rows):
             items.skipped.update(result["reasons"])
             for item in result["items"]:
                 items.add(item)

@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from factory import languages
-from factory.backend import Backend, Shards
-from factory.backend.local import LocalBackend
+from factory.backend import Backend, Shards, run_shards
 from factory.contracts import TRACE_CASE_COLUMNS, TRACES_SCHEMA
 from factory.execute.runner import Executor, same_value, with_cpus
 from factory.io import count_rows, iter_rows
@@ -147,7 +146,7 @@ def run_trace_stage(
     job = Shards((execute, params, language), _open, _trace)
 
     def outcomes(executions: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        for _, (row, reason) in (backend or LocalBackend()).map(job, executions):
+        for _, (row, reason) in run_shards(backend, job, executions):
             if row is None:
                 yield Outcome(drop=reason)
                 continue
