@@ -68,6 +68,16 @@ def overlapping(ctx: SourceContext, t: Type, recv: str, *forms: str) -> str:
     return member(ctx, t, recv, *forms)
 
 
+def another(ctx: SourceContext, t: Type, recv: str) -> str:
+    """A value from outside the receiver: another variable of the argument's type two times in
+    three, else a constant of the type. For an operation that no value made from the receiver
+    can change (``s.update(sorted(s))`` adds nothing), where ``overlapping`` would need forms."""
+    var = ctx.variable_of(t)
+    if var is not None and ctx.randint(0, 2) > 0:
+        return var
+    return ctx.constant(t)
+
+
 def part_of(ctx: SourceContext, t: Type, recv: str) -> str:
     """A short piece of the receiver's kind (a one- or two-character substring)."""
     return ctx.constant(t, short=True)
@@ -104,6 +114,7 @@ IMPLEMENTATIONS: dict[str, Callable[..., str]] = {
     "member": member,
     "derived": member,  # the same forms, another purpose (see ``member``)
     "overlapping": overlapping,
+    "another": another,
     "key_of": element_of,
     "part_of": part_of,
     "width": width,
@@ -116,7 +127,7 @@ IMPLEMENTATIONS: dict[str, Callable[..., str]] = {
 FORM_SOURCES = frozenset({"member", "derived", "overlapping"})
 # Sources that may write another variable of the argument's type: a program for an operation
 # with one starts with a parameter of that type.
-SCOPE_SOURCES = frozenset({"overlapping"})
+SCOPE_SOURCES = frozenset({"overlapping", "another"})
 # A source's arity (its arguments after the context and the type); -1: any number, at least the
 # named ones (``choice``'s options, ``member``'s forms).
 SOURCES: dict[str, int] = {

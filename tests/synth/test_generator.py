@@ -336,3 +336,29 @@ def test_a_failed_construct_is_drawn_again_from_the_state_before_it(monkeypatch:
         assert "junk" not in program.source
     # (without the retry every draw fails at its first construct: none would build)
     assert failed and built >= 20
+
+
+def test_a_set_update_takes_its_operand_from_outside_the_set() -> None:
+    """``another(recv)``: ``s.update(sorted(s))`` adds nothing, so set.update's operand never reads
+    the set it updates, and is a list input of the program two times in three."""
+    updates = from_inputs = 0
+    for seed in range(40):
+        try:
+            program = generate_program(GRAMMAR, "set.update", 1 + seed % 2, random.Random(seed))
+        except GenerationFailed:
+            continue
+        entry = ast.parse(program.source).body[-1]
+        assert isinstance(entry, ast.FunctionDef)
+        params = {a.arg for a in entry.args.args}
+        for node in ast.walk(entry):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr != "update" or not isinstance(node.func.value, ast.Name):
+                continue
+            operand = node.args[0]
+            read = {n.id for n in ast.walk(operand) if isinstance(n, ast.Name)}
+            assert node.func.value.id not in read, program.source
+            updates += 1
+            from_inputs += isinstance(operand, ast.Name) and operand.id in params
+    assert updates >= 40
+    assert 0.4 < from_inputs / updates < 0.9
