@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -49,6 +49,9 @@ class BaseSolver(ABC):
     ``_generate`` with validated sampling params (and ``n=1`` when greedy)."""
 
     model_id: str
+    #: True for a backend whose every call is costly to start (Ray Data starts its actors and
+    #: engines per call): callers send it all their prompts in one call (``CachedSolver.prefetch``).
+    one_pass: bool = False
 
     def generate(
         self,
@@ -69,6 +72,16 @@ class BaseSolver(ABC):
             # Greedy samples are all one text (and vLLM refuses n > 1 when greedy): ask once, repeat.
             return [samples * n for samples in self._generate(list(prompts), 1, sampling)]
         return self._generate(list(prompts), n, sampling)
+
+    def stream(
+        self, prompts: list[str], n: int, sampling: Sampling, chunk: int
+    ) -> Iterator[list[tuple[int, list[str]]]]:
+        """The completions of ``prompts`` in chunks as they are ready: (position in ``prompts``,
+        ``n`` texts) pairs. Here: ``chunk`` prompts per ``generate`` call, in order; a backend that
+        spreads the prompts over workers yields them as they come back."""
+        for start in range(0, len(prompts), chunk):
+            texts = self.generate(prompts[start : start + chunk], n, **sampling.to_dict())
+            yield list(enumerate(texts, start))
 
     @abstractmethod
     def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:

@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from factory.progress import progress
@@ -66,8 +66,10 @@ class CachedSolver(BaseSolver):
 
     ``backend`` is a solver, or a function that builds one (with ``model_id`` given): then the
     model is loaded only when something is missing, so a fully cached run needs no model at all.
-    ``model_calls`` counts backend calls and ``prompts_asked`` the prompts sent (tests and the
-    stage stats read them); ``chunk`` prompts go per backend call, each committed on return.
+    ``model_calls`` counts the chunks the backend answered and ``prompts_asked`` the prompts sent
+    (tests and the stage stats read them); ``chunk`` prompts go per chunk, each committed as it
+    comes back. ``one_pass`` (taken from ``backend`` when it is a solver): the backend should get
+    all of a stage's prompts in one call, which the stage makes with ``prefetch``.
     """
 
     def __init__(
@@ -77,46 +79,67 @@ class CachedSolver(BaseSolver):
         chunk: int = 32,
         label: str = "solver",
         model_id: str | None = None,
+        one_pass: bool = False,
     ):
         if isinstance(backend, BaseSolver):
             self._backend: Solver | None = backend
             self._factory = None
             model_id = model_id or backend.model_id
+            one_pass = backend.one_pass
         else:
             if model_id is None:
                 raise ValueError("a lazily built backend needs its model_id")
             self._backend, self._factory = None, backend
         self.model_id: str = model_id
+        self.one_pass = one_pass
         self.cache = cache
         self.chunk = max(1, chunk)
         self.label = label
         self.model_calls = 0
         self.prompts_asked = 0
         self.cache_hits = 0
+        self._prefetched = False
+
+    def prefetch(self, prompts: Iterable[str], n: int, sampling: Sampling) -> None:
+        """For a ``one_pass`` backend: ask it now, in one call, for every missing response of
+        ``prompts``; the caller's later ``generate`` calls for them are answered from the cache
+        (their hits are not counted again). Otherwise nothing: the backend answers as asked."""
+        if not self.one_pass:
+            return
+        self._fill(list(dict.fromkeys(prompts)), n, sampling)
+        self._prefetched = True
 
     def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
         """``n`` completions per prompt, from the cache where present."""
-        unique = list(dict.fromkeys(prompts))
+        known, keys = self._fill(list(dict.fromkeys(prompts)), n, sampling, count_hits=not self._prefetched)
+        return [[known[k] for k in keys[p]] for p in prompts]
+
+    def _fill(
+        self, unique: list[str], n: int, sampling: Sampling, count_hits: bool = True
+    ) -> tuple[dict[str, str], dict[str, list[str]]]:
+        """The responses of ``unique`` by key (asking the backend for the missing ones, each
+        chunk committed as it comes back) and the keys of each prompt."""
         keys = {p: [response_key(self.model_id, p, sampling, i) for i in range(n)] for p in unique}
         known = self.cache.get_many([k for ks in keys.values() for k in ks])
         missing = [p for p in unique if any(k not in known for k in keys[p])]
-        self.cache_hits += sum(k in known for ks in keys.values() for k in ks)
+        if count_hits:
+            self.cache_hits += sum(k in known for ks in keys.values() for k in ks)
         if missing:
             with progress(f"{self.label} ({self.model_id})", len(missing)) as advance:
-                for start in range(0, len(missing), self.chunk):
-                    batch = missing[start : start + self.chunk]
-                    texts = self.backend.generate(batch, n, **sampling.to_dict())
+                for answered in self.backend.stream(missing, n, sampling, self.chunk):
                     self.model_calls += 1
-                    self.prompts_asked += len(batch)
+                    self.prompts_asked += len(answered)
                     new = []
-                    for prompt, samples in zip(batch, texts, strict=True):
-                        for key, text in zip(keys[prompt], samples, strict=True):
+                    for position, samples in answered:
+                        for key, text in zip(keys[missing[position]], samples, strict=True):
                             if key not in known:
                                 known[key] = text
                                 new.append((key, text))
                     self.cache.put_many(self.model_id, new)
-                    advance(len(batch))
-        return [[known[k] for k in keys[p]] for p in prompts]
+                    advance(len(answered))
+            if any(k not in known for p in missing for k in keys[p]):
+                raise RuntimeError(f"{self.label} ({self.model_id}): the backend left prompts unanswered")
+        return known, keys
 
     @property
     def backend(self) -> Solver:
