@@ -209,7 +209,9 @@ def connect(address: str | None) -> Any:
     try:
         ray.init(address=address, **options)
     except ConnectionError as exc:
-        raise UserError(f"backend.address {address or '(auto)'}: no Ray cluster answers there ({exc})") from None
+        raise UserError(
+            f"backend.address {address or '(auto)'}: no Ray cluster answers there ({exc})"
+        ) from None
     return ray
 
 

@@ -55,11 +55,15 @@ class RayCluster:
                 continue
         return found
 
-    def actor_pids(self, node: int | None = None, busy: bool = False) -> list[int]:
-        """The ShardActor processes of node ``node`` (or of every node); ``busy``: only those
-        running a shard now (Ray titles them ``ray::ShardActor.run`` meanwhile)."""
-        title = f"{ACTOR_TITLE}.run" if busy else ACTOR_TITLE
-        return sorted(pid for pid, cmd in self.processes(node).items() if cmd.startswith(title))
+    def actor_pids(self, node: int | None = None, busy: bool = False, title: str = ACTOR_TITLE) -> list[int]:
+        """The actor processes titled ``title`` (ShardActors by default) of node ``node`` (or of
+        every node); ``busy``: only those running a task now (Ray titles them ``TITLE.method``
+        meanwhile, ``ray::ShardActor.run``)."""
+        return sorted(
+            pid
+            for pid, cmd in self.processes(node).items()
+            if cmd.startswith(title) and (not busy or cmd.startswith(f"{title}."))
+        )
 
     def stop(self) -> None:
         """SIGTERM every process of the cluster, then SIGKILL what is left; remove the temp dir."""
