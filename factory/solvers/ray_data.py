@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 import warnings
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -52,12 +53,20 @@ class Replica:
         self.sampling = sampling
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
-        texts = [
-            json.dumps(self.backend.generate(json.loads(prompts), self.n, **self.sampling.to_dict()))
-            for prompts in batch["prompts"]
-        ]
-        replica = f"{socket.gethostname()}:{os.getpid()}"
-        return {"index": [int(i) for i in batch["index"]], "texts": texts, "replica": [replica] * len(texts)}
+        texts, seconds = [], []
+        for prompts in batch["prompts"]:
+            start = time.perf_counter()
+            texts.append(
+                json.dumps(self.backend.generate(json.loads(prompts), self.n, **self.sampling.to_dict()))
+            )
+            seconds.append(time.perf_counter() - start)
+        replica = [f"{socket.gethostname()}:{os.getpid()}"] * len(texts)
+        return {
+            "index": [int(i) for i in batch["index"]],
+            "texts": texts,
+            "replica": replica,
+            "seconds": seconds,
+        }
 
 
 class RaySolver(BaseSolver):
@@ -78,9 +87,11 @@ class RaySolver(BaseSolver):
         # Every replica loads its model before the first batch goes out, so the batches spread
         # over all of them (else the first replica up takes the first batches).
         context.wait_for_min_actors_s = STARTUP_S
-        #: the replicas of the last pass, and the batches each replica (``host:pid``) answered
+        #: the replicas of the last pass, the batches each replica (``host:pid``) answered, and
+        #: the seconds of each batch in its replica (bench/)
         self.replicas = 0
         self.answered_by: Counter[str] = Counter()
+        self.batch_seconds: list[float] = []
 
     def resources(self) -> tuple[int, dict[str, Any]]:
         """How many replicas a pass starts and the ``map_batches`` resources of each; a
@@ -132,9 +143,11 @@ class RaySolver(BaseSolver):
                 **resources,
             )
         self.answered_by.clear()
+        self.batch_seconds.clear()
         try:
             for row in answered.iter_rows():
                 self.answered_by[row["replica"]] += 1
+                self.batch_seconds.append(float(row["seconds"]))
                 yield int(row["index"]), json.loads(row["texts"])
         except Exception as exc:
             raise _one_line(exc) from exc
@@ -160,18 +173,25 @@ class ReplicaError(RuntimeError):
 
 def _one_line(exc: BaseException) -> Exception:
     """The UserError behind a failed pass (a replica could not load its model: exit 2), else a
-    ReplicaError naming the innermost cause in one line."""
-    seen: list[BaseException] = []
+    ReplicaError naming the cause in one line. Ray hands a replica's failure back as text (an
+    actor that died in its constructor keeps only the traceback's text): the UserError is its
+    last line ``factory.errors.UserError: ...``."""
+    chain: list[BaseException] = []
     cause: BaseException | None = exc
-    while cause is not None and cause not in seen:
-        if isinstance(cause, UserError):
-            return UserError(str(cause))
-        seen.append(cause)
+    while cause is not None and cause not in chain:
+        chain.append(cause)
         inner = getattr(cause, "cause", None)
         cause = inner if isinstance(inner, BaseException) else (cause.__cause__ or cause.__context__)
-    last = seen[-1]
+    marker = f"{UserError.__module__}.{UserError.__qualname__}: "
+    for error in chain:
+        if isinstance(error, UserError):
+            return UserError(str(error))
+        for line in reversed(str(error).splitlines()):
+            if line.strip().startswith(marker):
+                return UserError(line.strip()[len(marker) :])
+    last = next((e for e in reversed(chain) if str(e).strip()), exc)
     lines = str(last).strip().splitlines() or [""]
-    return ReplicaError(f"the solver replicas on Ray failed: {type(last).__name__}: {lines[-1]}")
+    return ReplicaError(f"the solver replicas on Ray failed: {type(last).__name__}: {lines[-1].strip()}")
 
 
 def _tensor_parallel_group(gpus: int) -> Any:

@@ -160,6 +160,19 @@ def test_more_replicas_than_the_cluster_holds_is_one_line(cluster: RayCluster, t
     )
 
 
+def test_a_replica_that_cannot_load_its_model_is_one_line(cluster: RayCluster, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-model"
+    placement = Placement(cluster.address, replicas=1)
+    solver = make_solver("transformers", str(missing), tmp_path / "c.sqlite", "test", placement, threads=1)
+    try:
+        with pytest.raises(UserError) as raised:
+            solver.generate(["Say hi."], 1, temperature=0.0, max_tokens=4)
+    finally:
+        solver.close()
+    assert str(raised.value).startswith(f"cannot load model {str(missing)!r} offline")
+    assert "\n" not in str(raised.value)
+
+
 @pytest.mark.parametrize(
     ("section", "message"),
     [
