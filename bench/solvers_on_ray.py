@@ -52,7 +52,8 @@ def main() -> None:
         local_s = time.monotonic() - start
         with ray_cluster(nodes=2) as cluster:
             placement = Placement(cluster.address, replicas=args.replicas)
-            ray = make_solver("transformers", "smollm2", Path(tmp) / "ray.sqlite", "ray", placement, **options)
+            cache = Path(tmp) / "ray.sqlite"
+            ray = make_solver("transformers", "smollm2", cache, "ray", placement, **options)
             ray.chunk = args.chunk
             start = time.monotonic()
             try:

@@ -27,6 +27,9 @@ from factory.backend.ray import RETRIES, WINDOW, connect
 from factory.errors import UserError
 from factory.solvers.base import BaseSolver, Sampling
 
+#: Seconds a pass waits for all its replicas to load their model before it fails.
+STARTUP_S = 1800
+
 
 @dataclass(frozen=True)
 class Placement:
@@ -161,10 +164,6 @@ class RaySolver(BaseSolver):
         if self._ray is not None:
             self._ray.shutdown()
             self._ray = None
-
-
-#: Seconds a pass waits for all its replicas to load their model before it fails.
-STARTUP_S = 1800
 
 
 class ReplicaError(RuntimeError):
