@@ -82,8 +82,8 @@ class RaySolver(BaseSolver):
 
         self.model_id = model_id(kind, model)
         self.kind, self.model, self.options, self.placement = kind, model, options, placement
-        # Ray Data's progress lines would interleave with the stage's own progress: warnings only.
-        os.environ.setdefault("RAY_DATA_LOG_LEVEL", "WARNING")
+        # Ray Data's progress lines would interleave with the stage's own progress: errors only.
+        os.environ.setdefault("RAY_DATA_LOG_LEVEL", "ERROR")
         self._ray = connect(placement.address)
         context = self._ray.data.DataContext.get_current()
         context.enable_progress_bars = False
