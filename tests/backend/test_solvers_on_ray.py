@@ -27,7 +27,8 @@ from tests.backend.cluster import RayCluster
 from tests.pipeline import output_files
 from tests.solvers.helpers import cruxeval_task_rows, write_tasks
 
-REPLICA_TITLE = "ray::MapWorker(MapBatches(Replica))"  # Ray Data's process title of a replica actor
+# Ray Data's process title of a replica actor (``.submit`` while it answers a batch)
+REPLICA_TITLE = "ray::MapWorker(MapBatches(Replica))"
 SMOL = {"solver": "transformers", "model": "smollm2", "threads": 1, "batch_size": 2, "max_tokens": 24}
 
 
@@ -127,7 +128,7 @@ def test_a_lost_replica_s_batch_runs_again(cluster: RayCluster, tmp_path: Path) 
     def kill_a_busy_replica() -> None:
         deadline = time.monotonic() + 240
         while not killed and time.monotonic() < deadline:
-            busy = cluster.actor_pids(title=REPLICA_TITLE, busy=True)
+            busy = cluster.actor_pids(title=REPLICA_TITLE, method="submit", busy=True)
             if busy:
                 os.kill(busy[0], signal.SIGKILL)
                 killed.append(busy[0])
