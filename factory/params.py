@@ -201,6 +201,11 @@ class SolverParams(_Section):
     batch_size: int = Field(4, ge=1, le=4096, description="transformers: prompts per generate call")
     threads: int = Field(1, ge=0, le=1024, description="transformers on CPU: torch threads (0: default)")
     cache: str = Field("", description="response cache (sqlite); empty: the user cache directory")
+    tensor_parallel_size: int = Field(1, ge=1, le=64, description="vllm: GPUs per engine (tensor parallel)")
+    replicas: int = Field(
+        0, ge=0, le=4096, description="backend ray: model replicas (0: all the cluster holds)"
+    )
+    replica_cpus: int = Field(1, ge=1, le=1024, description="backend ray: CPUs of each replica")
 
     @field_validator("solver")
     @classmethod
@@ -216,6 +221,12 @@ class SolverParams(_Section):
             raise ValueError("endpoint must be chat or completions")
         return v
 
+    @model_validator(mode="after")
+    def _tensor_parallel(self) -> SolverParams:
+        if self.tensor_parallel_size > 1 and self.solver != "vllm":
+            raise ValueError("tensor_parallel_size above 1 is for the vllm solver")
+        return self
+
     def backend_options(self) -> dict[str, object]:
         """The keyword arguments of the chosen backend."""
         if self.solver == "openai":
@@ -228,7 +239,7 @@ class SolverParams(_Section):
             }
         if self.solver == "transformers":
             return {"batch_size": self.batch_size, "threads": self.threads}
-        return {}
+        return {"engine_kwargs": {"tensor_parallel_size": self.tensor_parallel_size}}
 
 
 class DifficultyParams(SolverParams):

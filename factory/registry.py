@@ -113,7 +113,7 @@ STAGES: tuple[StageSpec, ...] = (
     ),
     StageSpec(
         "difficulty",
-        params=("seed", "difficulty"),
+        params=("seed", "difficulty", "backend.kind", "backend.address"),
         required=(),  # off without its section
         options=(
             ("--tasks", "data/tasks"),
@@ -126,7 +126,7 @@ STAGES: tuple[StageSpec, ...] = (
     ),
     StageSpec(
         "sft",
-        params=("seed", "sft"),
+        params=("seed", "sft", "backend.kind", "backend.address"),
         required=(),  # off without its section
         options=(("--tasks", "data/tasks"), ("--out", "data/sft"), ("--stats", "data/metrics/sft.json")),
         reads=(("--tasks", TASKS),),

@@ -25,6 +25,15 @@ def execverify() -> str:
 
 
 @pytest.fixture(scope="session")
+def embedded_dir() -> Path:
+    """The small embedded model, SmolLM2-135M-Instruct, as safetensors (converted from the
+    wheel's GGUF once): the fast real model of the solver tests (and of the model stages on Ray)."""
+    from factory.solvers.embedded import SMOLLM2, ensure_converted
+
+    return ensure_converted(SMOLLM2)
+
+
+@pytest.fixture(scope="session")
 def cruxeval_path() -> Path:
     """CRUXEval's 800 cases (data/benchmarks/ in the repository); missing data fails the test."""
     if not CRUXEVAL.is_file():

@@ -82,20 +82,7 @@ class RayBackend:
         self.shard_costs: list[tuple[int, float]] = []
 
     def __enter__(self) -> RayBackend:
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        import ray
-
-        options: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR"}
-        if self.address is None:
-            options["include_dashboard"] = False
-        else:
-            _reachable(self.address)
-        try:
-            ray.init(address=self.address, **options)
-        except ConnectionError as exc:
-            where = self.address or "(auto)"
-            raise UserError(f"backend.address {where}: no Ray cluster answers there ({exc})") from None
-        self._ray = ray
+        self._ray = connect(self.address)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -206,6 +193,26 @@ class RayBackend:
         for actor in actors:
             with contextlib.suppress(Exception):
                 ray.kill(actor, no_restart=True)
+
+
+def connect(address: str | None) -> Any:
+    """``ray`` connected to the cluster at ``address`` (None: Ray's own lookup, else a Ray started
+    for this process); a UserError (one line) when no cluster answers there."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    import ray
+
+    options: dict[str, Any] = {"log_to_driver": False, "logging_level": "ERROR"}
+    if address is None:
+        options["include_dashboard"] = False
+    else:
+        _reachable(address)
+    try:
+        ray.init(address=address, **options)
+    except ConnectionError as exc:
+        raise UserError(
+            f"backend.address {address or '(auto)'}: no Ray cluster answers there ({exc})"
+        ) from None
+    return ray
 
 
 def _reachable(address: str, timeout_s: float = 5.0) -> None:

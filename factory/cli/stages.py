@@ -212,7 +212,7 @@ def difficulty(
 
     p = _params(params, "difficulty")
     _check_inputs("difficulty", tasks=tasks)
-    run = run_difficulty_stage(tasks, out, pass_stats, stats, p.difficulty, p.seed)
+    run = run_difficulty_stage(tasks, out, pass_stats, stats, p.difficulty, p.seed, backend=p.backend)
     run.stats.print_summary()
     if p.difficulty.enabled:
         print(f"difficulty: {summary_line(run)}", file=sys.stderr)
@@ -232,7 +232,7 @@ def sft(
     p = _params(params, "sft")
     if p.sft.enabled:  # switched off, the stage reads nothing
         _check_inputs("sft", tasks=tasks)
-    run_sft_stage(tasks, out, stats, p.sft, p.seed).print_summary()
+    run_sft_stage(tasks, out, stats, p.sft, p.seed, backend=p.backend).print_summary()
 
 
 @stage_app.command("assemble", help=stage("assemble").summary)

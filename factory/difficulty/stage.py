@@ -26,8 +26,8 @@ from factory.difficulty.bands import band
 from factory.evaluate.metrics import verdict
 from factory.evaluate.run import score_samples
 from factory.io import count_rows, iter_rows
-from factory.params import DifficultyParams
-from factory.solvers import CachedSolver, solver_from_params
+from factory.params import BackendParams, DifficultyParams
+from factory.solvers import CachedSolver, Sampling, solver_from_params
 from factory.stage import Outcome, Output, Tally, chunks, run_stage
 from factory.stats import StageStats
 
@@ -121,13 +121,16 @@ def run_difficulty_stage(
     params: DifficultyParams,
     seed: int,
     solver: CachedSolver | None = None,
+    backend: BackendParams | None = None,
 ) -> DifficultyRun:
     """Judge the tasks of ``tasks_dir`` (when enabled) and write the band, the pass statistics
-    and the metrics. ``solver`` overrides the one the params describe (tests pass their own)."""
+    and the metrics. ``solver`` overrides the one the params describe (tests pass their own);
+    ``backend`` ``ray`` runs the model as replicas on that cluster (docs/backends.md)."""
     p = params
     families = _FamilyTally()
-    if p.enabled and solver is None:
-        solver = solver_from_params(p, "difficulty")
+    owned = p.enabled and solver is None
+    if owned:
+        solver = solver_from_params(p, "difficulty", backend)
     solver_model = solver.model_id if (p.enabled and solver is not None) else None
 
     def outcomes(tasks: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
@@ -137,11 +140,7 @@ def run_difficulty_stage(
                 yield Outcome([_with_stats(row, None, None)], tier=row.get("tier"))
             return
         assert solver is not None
-        seen = 0
-        for batch in chunks(tasks, p.chunk):
-            take = len(batch) if not p.limit else max(0, min(len(batch), p.limit - seen))
-            judged_rows, rest = batch[:take], batch[take:]
-            seen += take
+        for judged_rows, rest in _rounds(tasks, p):
             if judged_rows:
                 prompts = [row["prompt"] for row in judged_rows]
                 samples = solver.generate(prompts, p.n, p.temperature, p.top_p, p.max_tokens, seed)
@@ -179,23 +178,44 @@ def run_difficulty_stage(
             stats["notice"] = OFF_NOTICE
         return stats
 
-    rows = (row for batch in iter_rows(tasks_dir, batch_rows=p.chunk) for row in batch)
-    stats = run_stage(
-        "difficulty",
-        rows,
-        outcomes,
-        Output(out_dir, DIFFICULTY_SCHEMA, rows_per_shard=p.rows_per_shard),
-        stats_path,
-        total=count_rows(tasks_dir),
-        extra=extra,
-        side_output=Output(pass_stats_dir, PASS_STATS_SCHEMA, rows_per_shard=p.rows_per_shard),
-    )
+    def rows() -> Iterator[dict[str, Any]]:
+        return (row for batch in iter_rows(tasks_dir, batch_rows=p.chunk) for row in batch)
+
+    try:
+        if p.enabled and solver is not None:  # a Ray solver gets every missing prompt in one pass
+            rounds = ([row["prompt"] for row in judged] for judged, _ in _rounds(rows(), p))
+            solver.prefetch(rounds, p.n, Sampling(p.temperature, p.top_p, p.max_tokens, seed))
+        stats = run_stage(
+            "difficulty",
+            rows(),
+            outcomes,
+            Output(out_dir, DIFFICULTY_SCHEMA, rows_per_shard=p.rows_per_shard),
+            stats_path,
+            total=count_rows(tasks_dir),
+            extra=extra,
+            side_output=Output(pass_stats_dir, PASS_STATS_SCHEMA, rows_per_shard=p.rows_per_shard),
+        )
+    finally:
+        if owned and solver is not None:
+            solver.close()
     return DifficultyRun(
         stats,
         model_calls=solver.model_calls if solver else 0,
         prompts_asked=solver.prompts_asked if solver else 0,
         cache_hits=solver.cache_hits if solver else 0,
     )
+
+
+def _rounds(
+    tasks: Iterator[dict[str, Any]], p: DifficultyParams
+) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """The tasks in rounds of ``chunk``: (those judged, those past ``limit``), one ``generate``
+    call per round."""
+    seen = 0
+    for batch in chunks(tasks, p.chunk):
+        take = len(batch) if not p.limit else max(0, min(len(batch), p.limit - seen))
+        seen += take
+        yield batch[:take], batch[take:]
 
 
 def _pass_stats(row: Mapping[str, Any], judged: Judged | None, solver_model: str | None) -> dict[str, Any]:

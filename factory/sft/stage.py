@@ -20,8 +20,8 @@ from factory.contracts import SFT_SCHEMA
 from factory.evaluate.metrics import verdict
 from factory.evaluate.run import score_samples
 from factory.io import count_rows, iter_rows
-from factory.params import SftParams
-from factory.solvers import CachedSolver, solver_from_params
+from factory.params import BackendParams, SftParams
+from factory.solvers import CachedSolver, Sampling, solver_from_params
 from factory.stage import Outcome, Output, Tally, chunks, run_stage
 from factory.stats import StageStats
 
@@ -35,26 +35,19 @@ def run_sft_stage(
     params: SftParams,
     seed: int,
     solver: CachedSolver | None = None,
+    backend: BackendParams | None = None,
 ) -> StageStats:
-    """Ask the teacher about the tasks of ``params.families`` and keep the right responses."""
+    """Ask the teacher about the tasks of ``params.families`` and keep the right responses;
+    ``solver`` overrides the params' one (tests), ``backend`` ``ray`` runs the teacher as replicas
+    on that cluster (docs/backends.md)."""
     p = params
     kept: Counter[str] = Counter()
-    if p.enabled and solver is None:
-        solver = solver_from_params(p, "sft")
+    owned = p.enabled and solver is None
+    if owned:
+        solver = solver_from_params(p, "sft", backend)
 
     def outcomes(tasks: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        seen = 0
-        for batch in chunks(tasks, p.chunk):
-            asked: list[dict[str, Any]] = []
-            skipped: dict[int, str] = {}
-            for i, row in enumerate(batch):
-                if row["family"] not in p.families:
-                    skipped[i] = f"family_{row['family']}_not_used"
-                elif p.limit and seen >= p.limit:
-                    skipped[i] = "over_limit"
-                else:
-                    asked.append(row)
-                    seen += 1
+        for batch, asked, skipped in _rounds(tasks, p):
             answers: dict[int, tuple[list[str], list]] = {}
             if asked:
                 assert solver is not None  # no task is read unless the stage is on
@@ -91,11 +84,42 @@ def run_sft_stage(
             stats["notice"] = OFF_NOTICE
         return stats
 
-    # Off: the input is not read at all (it may not exist), and the output is an empty table.
-    rows = (row for batch in iter_rows(tasks_dir, batch_rows=p.chunk) for row in batch) if p.enabled else ()
-    total = count_rows(tasks_dir) if p.enabled else 0
-    output = Output(out_dir, SFT_SCHEMA, rows_per_shard=p.rows_per_shard)
-    return run_stage("sft", rows, outcomes, output, stats_path, total=total, extra=extra)
+    def rows() -> Iterator[dict[str, Any]]:
+        # Off: the input is not read at all (it may not exist), and the output is an empty table.
+        if not p.enabled:
+            return iter(())
+        return (row for batch in iter_rows(tasks_dir, batch_rows=p.chunk) for row in batch)
+
+    try:
+        if p.enabled and solver is not None:  # a Ray solver gets every missing prompt in one pass
+            rounds = ([row["prompt"] for row in asked] for _, asked, _ in _rounds(rows(), p))
+            solver.prefetch(rounds, p.n, Sampling(p.temperature, p.top_p, p.max_tokens, seed))
+        total = count_rows(tasks_dir) if p.enabled else 0
+        output = Output(out_dir, SFT_SCHEMA, rows_per_shard=p.rows_per_shard)
+        return run_stage("sft", rows(), outcomes, output, stats_path, total=total, extra=extra)
+    finally:
+        if owned and solver is not None:
+            solver.close()
+
+
+def _rounds(
+    tasks: Iterator[dict[str, Any]], p: SftParams
+) -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, str]]]:
+    """The tasks in rounds of ``chunk``: (the round, the rows asked about, the drop reason of
+    each other row by its position), one ``generate`` call per round."""
+    seen = 0
+    for batch in chunks(tasks, p.chunk):
+        asked: list[dict[str, Any]] = []
+        skipped: dict[int, str] = {}
+        for i, row in enumerate(batch):
+            if row["family"] not in p.families:
+                skipped[i] = f"family_{row['family']}_not_used"
+            elif p.limit and seen >= p.limit:
+                skipped[i] = "over_limit"
+            else:
+                asked.append(row)
+                seen += 1
+        yield batch, asked, skipped
 
 
 def _example(row: dict, response: str, index: int, teacher: str) -> dict:

@@ -18,7 +18,8 @@ from factory.solvers.cache import CachedSolver, ResponseCache, default_cache_dir
 from factory.solvers.embedded import embedded_model
 
 if TYPE_CHECKING:
-    from factory.params import SolverParams
+    from factory.params import BackendParams, SolverParams
+    from factory.solvers.ray_data import Placement
 
 BACKENDS = ("transformers", "openai", "vllm")
 
@@ -56,22 +57,41 @@ def make_solver(
     model: str | None,
     cache_path: str | Path | None = None,
     label: str = "solver",
+    placement: Placement | None = None,
     **options: Any,
 ) -> CachedSolver:
-    """A backend behind the response cache (default: ``<user cache>/responses.sqlite``)."""
+    """A backend behind the response cache (default: ``<user cache>/responses.sqlite``); with a
+    ``placement``, the backend runs as replicas on Ray (``factory.solvers.ray_data``)."""
     _check_kind(kind)  # now, as the backend is built only on the first cache miss
     cache = ResponseCache(cache_path or default_cache_dir() / "responses.sqlite")
+
+    def build() -> Solver:
+        if placement is None:
+            return make_backend(kind, model, **options)
+        from factory.solvers.ray_data import RaySolver
+
+        return RaySolver(kind, model, options, placement)
+
     return CachedSolver(
-        lambda: make_backend(kind, model, **options),
-        cache,
-        label=label,
-        model_id=model_id(kind, model),
+        build, cache, label=label, model_id=model_id(kind, model), one_pass=placement is not None
     )
 
 
-def solver_from_params(params: SolverParams, label: str) -> CachedSolver:
-    """``make_solver`` with the solver, model, cache and backend options of a params section."""
-    return make_solver(params.solver, params.model, params.cache or None, label, **params.backend_options())
+def solver_from_params(
+    params: SolverParams, label: str, backend: BackendParams | None = None
+) -> CachedSolver:
+    """``make_solver`` with the solver, model, cache and backend options of a params section; on
+    Ray replicas when ``backend`` is ``ray`` (the openai solver asks its server from here: the
+    server scales itself)."""
+    placement = None
+    if backend is not None and backend.kind == "ray" and params.solver != "openai":
+        from factory.solvers.ray_data import Placement
+
+        placement = Placement(
+            backend.address, params.replicas, params.tensor_parallel_size, params.replica_cpus
+        )
+    options = params.backend_options()
+    return make_solver(params.solver, params.model, params.cache or None, label, placement, **options)
 
 
 def _check_kind(kind: str) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -43,12 +43,22 @@ class Sampling:
         }
 
 
+def samples_asked(n: int, sampling: Sampling) -> int:
+    """The samples per prompt a backend is asked for: one when greedy (all ``n`` are that text,
+    and vLLM refuses ``n > 1`` when greedy), else ``n``."""
+    return 1 if sampling.temperature == 0 else n
+
+
 class BaseSolver(ABC):
     """A model that answers prompts; every backend (and the cache) is one. ``model_id`` names
     the model in cache keys and metadata; ``generate`` checks the arguments once and calls
     ``_generate`` with validated sampling params (and ``n=1`` when greedy)."""
 
     model_id: str
+    #: True for a backend whose every call is costly to start (Ray Data starts its replicas, each
+    #: loading the model, per call): a stage sends it all its prompts in one pass
+    #: (``CachedSolver.prefetch``).
+    one_pass: bool = False
 
     def generate(
         self,
@@ -65,10 +75,24 @@ class BaseSolver(ABC):
         if isinstance(prompts, str):
             raise TypeError("prompts must be a sequence of strings, not one string")
         sampling = Sampling(temperature, top_p, max_tokens, seed)
-        if temperature == 0 and n > 1:
-            # Greedy samples are all one text (and vLLM refuses n > 1 when greedy): ask once, repeat.
-            return [samples * n for samples in self._generate(list(prompts), 1, sampling)]
+        asked = samples_asked(n, sampling)
+        if asked < n:
+            return [samples * n for samples in self._generate(list(prompts), asked, sampling)]
         return self._generate(list(prompts), n, sampling)
+
+    def stream(
+        self, batches: Sequence[Sequence[str]], n: int, sampling: Sampling
+    ) -> Iterator[tuple[int, list[list[str]]]]:
+        """The completions of every batch, each as soon as it is ready: (index in ``batches``,
+        ``n`` texts per prompt of that batch). Here one ``generate`` call per batch, in order; a
+        backend that spreads the batches over workers yields them as they come back."""
+        for index, batch in enumerate(batches):
+            yield index, self.generate(batch, n, **sampling.to_dict())
+
+    def close(self) -> None:
+        """Release what the backend holds (an engine's processes, a cluster connection); here
+        nothing."""
+        return None
 
     @abstractmethod
     def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:

