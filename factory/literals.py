@@ -9,6 +9,7 @@ import sys
 from collections import Counter
 from typing import Any, NoReturn
 
+from factory import threadsafe_ast
 from factory.errors import UserError
 
 LITERAL_TYPES = (
@@ -36,7 +37,7 @@ def literal_eval(node_or_string: str | ast.AST) -> Any:
     collector paused (see ``factory.tasks.job``): these are the same converters at module level.
     """
     if isinstance(node_or_string, str):
-        node_or_string = ast.parse(node_or_string.lstrip(" \t"), mode="eval")
+        node_or_string = threadsafe_ast.parse(node_or_string.lstrip(" \t"), mode="eval")
     if isinstance(node_or_string, ast.Expression):
         node_or_string = node_or_string.body
     return _convert(node_or_string)
@@ -139,7 +140,7 @@ def parse_args(text: str) -> tuple[Any, ...]:
     """
     call_text = f"f({text})"
     try:
-        call = ast.parse(call_text, mode="eval").body
+        call = threadsafe_ast.parse(call_text, mode="eval").body
     except (SyntaxError, ValueError) as exc:  # ValueError: null bytes (Python 3.11)
         raise UserError(f"args are not valid Python: {args_syntax_reason(exc)}: {shown_text(text)}") from None
     except (MemoryError, RecursionError):

@@ -32,6 +32,7 @@ import ast
 from functools import lru_cache
 from typing import Any, Literal
 
+from factory import threadsafe_ast
 from factory.languages import Language
 
 Verdict = Literal["right", "wrong", "unparsed"]
@@ -68,7 +69,7 @@ def _node_value(line: str, node: ast.expr, values: Language) -> Any:
 def _parse_assert(line: str, entry: str) -> tuple[ast.Call, ast.expr] | Verdict:
     """``assert <entry>(...) == <rhs>`` as (call, rhs), or the verdict for a line that is not."""
     try:
-        module = ast.parse(line, mode="exec")
+        module = threadsafe_ast.parse(line, mode="exec")
     except _PARSE_ERRORS:
         return UNPARSED
     if len(module.body) != 1 or not isinstance(module.body[0], ast.Assert):
