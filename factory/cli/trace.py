@@ -147,6 +147,7 @@ def task_command(
     from rich.console import Console
 
     from factory.cli.score import gold_answers
+    from factory.tasks.prompts import numbered
 
     # The prompt and the gold lines go out verbatim (plain writes: rich would re-wrap long
     # lines to the terminal's width and hide what the model is really shown).
@@ -155,7 +156,7 @@ def task_command(
     sys.stdout.write(item["prompt"].rstrip("\n") + "\n")
     sys.stdout.flush()
     console.rule("gold answers (the <answer> lines of a right completion)")
-    sys.stdout.writelines(f"{line}\n" for line in gold_answers(item))
+    sys.stdout.writelines(f"{line}\n" for line in numbered([str(g) for g in gold_answers(item)]))
     sys.stdout.flush()
 
 

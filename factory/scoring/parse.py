@@ -9,8 +9,10 @@ Tolerant of form, strict about meaning:
   stripped, and one pair of backticks around a whole line is removed;
 - trailing periods are *not* stripped here (``1.`` is a float); the judges that can tell a
   sentence's period from the answer's meaning (next_line, state, coverage) handle it;
-- numbering (``1.``, ``- ``) is not removed: the prompt asks for one bare answer a line, and
-  ``- 1`` or ``1. 5`` could be answers in their own right.
+- numbering is not removed line by line (``- 1`` or ``1. 5`` could be answers in their own
+  right); only when the block's n lines (n > 1) are numbered ``1. `` to ``n. ``, in order, as the
+  prompt of an item of several questions asks, are those numbers dropped (``split_answers``). The
+  count stays exact: numbered or not, one line per question.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ _CLOSE_RE = re.compile(r"</answer>", re.IGNORECASE)
 _CUT_CLOSE_RE = re.compile(r"\n[^\S\n]*</a(?:n(?:s(?:w(?:e(?:r)?)?)?)?)?[^\S\n]*\Z", re.IGNORECASE)
 _FENCE_LINE_RE = re.compile(r"^\s*```[\w+-]*\s*$")
 _FENCE_RE = re.compile(r"```([\w+-]*)[^\S\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_NUMBER_RE = re.compile(r"(\d+)\.\s")
 _PYTHON_TAGS = {"python", "py", "python3"}
 
 
@@ -106,7 +109,21 @@ def split_answers(text: str, n_questions: int) -> list[str] | None:
     lines = answer_lines(block)
     if len(lines) != n_questions:
         return None
-    return lines
+    return unnumbered(lines)
+
+
+def unnumbered(lines: list[str]) -> list[str]:
+    """The lines without their question numbers when they are numbered ``1. `` to ``n. `` in
+    order (the prompt of a several-question item asks for that); else the lines as they are."""
+    if len(lines) < 2:
+        return lines
+    stripped = []
+    for number, line in enumerate(lines, 1):
+        match = _NUMBER_RE.match(line)
+        if match is None or int(match.group(1)) != number:
+            return lines
+        stripped.append(line[match.end() :].strip())
+    return stripped
 
 
 def extract_code(text: str) -> str:

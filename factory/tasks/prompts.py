@@ -4,9 +4,12 @@ One prompt shape for every family: short instructions with the answer rules of t
 item asks about, a format-only example on a fixed tiny program, then the task (the program with
 line numbers, the call, the numbered questions) and the reply format: reasoning in
 ``<reasoning>...</reasoning>``, then exactly one answer line per question, in order, in
-``<answer>...</answer>``, which is what ``factory.scoring`` parses. The program's language (a
-registered name, ``factory.languages``) gives the name the wording uses ("the Python program") and
-the statement analysis that says whether a statement spans several lines.
+``<answer>...</answer>``, which is what ``factory.scoring`` parses. With several questions the
+answers are keyed by question number (``1. ``, ``2. ``...) and the example's reasoning is worked
+question by question; an item of one question keeps a bare line and a ``...`` reasoning. The
+program's language (a registered name, ``factory.languages``) gives the name the wording uses
+("the Python program") and the statement analysis that says whether a statement spans several
+lines.
 """
 
 from __future__ import annotations
@@ -95,6 +98,35 @@ _EXAMPLE_QUESTIONS: dict[str, list[dict[str, Any]]] = {
         {"family": "coverage", "line": 2, "answer": "YES"},
     ],
 }
+# The example's reasoning for an item of several questions: one line per question, in the
+# pools' order, numbered as its answers are. A worked example keyed by question number, not a
+# bare `...`: with `...` and unnumbered answers, Qwen2.5-Coder-0.5B copied the `...`, then wrote
+# a code line before each state answer, one line too many (15 of 20 white-box items unparsed).
+_EXAMPLE_WHY: dict[str, list[str]] = {
+    "output": ["s = 0 + 1 + 2 = 3; 3 > 5 is false, so line 7 returns 3."],
+    "input": ["n = 3 gives s = 0 + 1 + 2 = 3, not above 5, so demo(3) returns 3."],
+    "next_line": [
+        "line 3 runs for i = 0, 1, 2 and a 4th time to end the loop; line 5 comes next.",
+        "s = 3 is not above 5, so line 6 never runs: -1.",
+        "after the loop body, execution goes back to the loop header, line 3.",
+        "3 > 5 is false, so line 7 runs next.",
+        "the loop starts with i = 0, so its body, line 4, runs next.",
+    ],
+    "state": [
+        "the 2nd run of line 4 has i = 1: s = 0 + 1 = 1, an int.",
+        "line 4 runs only 3 times (i = 0, 1, 2): Nil.",
+        "the 3rd run of line 4 has i = 2: s = 1 + 2 = 3, an int.",
+        "the 2nd run of line 3 sets i to 1, an int.",
+        "line 2 sets s = 0, an int.",
+    ],
+    "coverage": [
+        "the loop body runs for n = 3.",
+        "s = 3 is not above 5.",
+        "s = 3 is not above 5.",
+        "every call reaches the if.",
+        "the first line of the body.",
+    ],
+}
 
 
 def ordinal(n: int) -> str:
@@ -180,10 +212,11 @@ def _example(family: str, shape: tuple[str, ...]) -> tuple[str, ...]:
     """The format-only example block of an item of ``family`` whose questions are of the
     families ``shape``, in order: the example asks the same number of each, in the same order."""
     taken: dict[str, int] = {}
-    questions = []
+    questions, why = [], []
     for f in shape:
-        pool = _EXAMPLE_QUESTIONS[f]
-        questions.append(pool[taken.get(f, 0) % len(pool)])
+        k = taken.get(f, 0) % len(_EXAMPLE_QUESTIONS[f])
+        questions.append(_EXAMPLE_QUESTIONS[f][k])
+        why.append(_EXAMPLE_WHY[f][k])
         taken[f] = taken.get(f, 0) + 1
     answers = [answer_line(q, _EXAMPLE_ENTRY, _EXAMPLE_ARGS, _EXAMPLE_SOURCE) for q in questions]
     return (
@@ -191,12 +224,19 @@ def _example(family: str, shape: tuple[str, ...]) -> tuple[str, ...]:
         "illustrative and unrelated to your task):",
         *_block(family, _EXAMPLE_SOURCE, _EXAMPLE_ENTRY, _EXAMPLE_ARGS, questions),
         "<reasoning>",
-        "...",
+        *(numbered(why) if len(questions) > 1 else ["..."]),
         "</reasoning>",
         "<answer>",
-        *answers,
+        *numbered(answers),
         "</answer>",
     )
+
+
+def numbered(lines: Sequence[str]) -> list[str]:
+    """Answer (or reasoning) lines keyed by question number, ``1. ...``, when there are several."""
+    if len(lines) == 1:
+        return list(lines)
+    return [f"{i}. {line}" for i, line in enumerate(lines, 1)]
 
 
 def render_prompt(item: Mapping[str, Any], *, language: str = "python") -> str:
@@ -225,6 +265,14 @@ def render_prompt(item: Mapping[str, Any], *, language: str = "python") -> str:
     return "\n".join(parts)
 
 
+_REPLY_RULE = {
+    False: "- First reason inside <reasoning>...</reasoning>, then give the answers inside "
+    "<answer>...</answer>: one line per question, in the order asked, with no numbering and "
+    "no other text.",
+    True: "- First reason inside <reasoning>...</reasoning>, question by question, then give the "
+    "answers inside <answer>...</answer>: one line per question, in the order asked, each "
+    "starting with its question's number (`1. `, `2. `, ...), with no other text.",
+}
 _WHITE_BOX_FAMILIES = frozenset({"next_line", "state", "coverage"})  # they ask about lines
 
 
@@ -245,9 +293,7 @@ def _head(family: str, shape: tuple[str, ...], multiline: bool, entry: str, lang
         "",
         "Answer rules:",
         *rules,
-        "- First reason inside <reasoning>...</reasoning>, then give the answers inside "
-        "<answer>...</answer>: one line per question, in the order asked, with no numbering and "
-        "no other text.",
+        _REPLY_RULE[len(shape) > 1],
         "",
         *_example(family, shape),
         "",
@@ -261,4 +307,5 @@ def gold_completion(item: Mapping[str, Any]) -> str:
     questions = _questions(item)
     source, entry, args = item["source"], item["entry"], item.get("args")
     answers = [answer_line(q, entry, args, source) for q in questions]
-    return "<reasoning>\nReference answer.\n</reasoning>\n<answer>\n" + "\n".join(answers) + "\n</answer>"
+    body = "\n".join(numbered(answers))
+    return "<reasoning>\nReference answer.\n</reasoning>\n<answer>\n" + body + "\n</answer>"

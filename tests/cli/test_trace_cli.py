@@ -112,6 +112,7 @@ def test_task_is_a_dataset_row_that_scores_through_the_cli(
     execverify: str, tmp_path: Path, family: str
 ) -> None:
     from factory.contracts import TASKS_SCHEMA
+    from factory.scoring.parse import split_answers
     from factory.tasks.prompts import gold_completion
 
     (tmp_path / "p.py").write_text(PROGRAM)
@@ -146,9 +147,8 @@ def test_task_is_a_dataset_row_that_scores_through_the_cli(
     # `score` shows, per question, the gold line of the row's gold completion.
     task, answer = tmp_path / "task.json", tmp_path / "completion.txt"
     scored = _run(execverify, "score", "--task", str(task), "--completion", str(answer), "--json")
-    gold = gold_completion(row)
-    gold_lines = gold[gold.index("<answer>") + len("<answer>") : gold.index("</answer>")].strip()
-    assert [q["gold"] for q in json.loads(scored.stdout)["per_question"]] == gold_lines.splitlines()
+    gold_lines = split_answers(gold_completion(row), len(json.loads(row["questions"])))
+    assert [q["gold"] for q in json.loads(scored.stdout)["per_question"]] == gold_lines
     assert score("<answer>\nnonsense\n</answer>") == 0.0
 
 

@@ -116,7 +116,7 @@ def test_chain_counts_links_up_to_the_first_broken_one(cruxeval_traced) -> None:
     start = gold.index("<answer>") + 1
     # Break the first next_line answer: coverage and state hold, next_line and output do not count.
     nl = next(i for i, q in enumerate(qs) if q["family"] == "next_line")
-    gold[start + nl] = "this line is not in the program"
+    gold[start + nl] = f"{nl + 1}. this line is not in the program"  # numbered, as the gold is
     broken = "\n".join(gold)
 
     class ChainDouble(BaseSolver):  # a TEST DOUBLE: gold coverage, a broken next_line in the white-box item

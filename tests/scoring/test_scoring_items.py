@@ -78,6 +78,45 @@ def test_blank_lines_and_fences_do_not_count_as_lines(white_box):
     assert score_item(white_box.item, text).reward == 2.0
 
 
+def numbered(lines: list[str]) -> list[str]:
+    return [f"{i}. {line}" for i, line in enumerate(lines, 1)]
+
+
+def test_answers_numbered_one_to_n_are_read_without_their_numbers(white_box):
+    result = score_item(white_box.item, answer(numbered(white_box.gold_lines)))
+    assert (result.reward, result.n_right) == (2.0, 5)
+    assert result.per_question[1]["answer"] == "if y > 10:"
+
+
+@pytest.mark.parametrize("line", ["assert f(3) == f(3)", "assert f(3) == -6 or True", "pass"])
+def test_numbering_lets_no_output_exploit_through(line: str, white_box):
+    text = answer(numbered([line, *white_box.gold_lines[1:]]))
+    result = score_item(white_box.item, text)
+    assert result.r_io == 0.0 and result.per_question[0]["verdict"] in ("wrong", "unparsed")
+    assert result.n_right == 4  # the numbering of the other answers was read
+    assert score_item(white_box.item, text, gated=True).reward == 0.0
+
+
+@pytest.mark.parametrize("n_lines", [4, 6])
+def test_numbered_lines_must_still_be_one_per_question(n_lines: int, white_box):
+    lines = numbered((white_box.gold_lines * 2)[:n_lines])
+    assert score_item(white_box.item, answer(lines)).n_unparsed == 5
+
+
+@pytest.mark.parametrize(
+    "numbers",
+    [[1, 2, 3, 5, 4], [0, 1, 2, 3, 4], [1, 2, 2, 3, 4], [2, 3, 4, 5, 6], [1, 2, 3, 4, None]],
+)
+def test_numbering_out_of_order_is_no_numbering(numbers: list[int | None], white_box):
+    """Only ``1. `` to ``n. `` in order are question numbers: other prefixes stay part of the
+    answers, which are then wrong (nothing is reordered or guessed)."""
+    pairs = zip(numbers, white_box.gold_lines, strict=True)
+    lines = [line if k is None else f"{k}. {line}" for k, line in pairs]
+    result = score_item(white_box.item, answer(lines))
+    assert [q["answer"] for q in result.per_question] == lines
+    assert result.r_io == 0.0 and result.n_right == numbers.count(None)
+
+
 # -- forms of completion --------------------------------------------------------------------
 
 

@@ -76,7 +76,8 @@ def with_one_wrong(item: dict, index: int) -> str:
     questions = json.loads(item["questions"])
     lines = gold_completion(item).splitlines()
     start = lines.index("<answer>") + 1
-    lines[start + index] = wrong_line(questions[index], item)
+    number = f"{index + 1}. " if len(questions) > 1 else ""  # the gold numbers several answers
+    lines[start + index] = number + wrong_line(questions[index], item)
     return "\n".join(lines)
 
 
@@ -136,7 +137,7 @@ def test_white_box_prompt_shape() -> None:
     # The rules of the families asked, and only those.
     assert "-1" in prompt and "Nil" in prompt and "type(x).__name__" in prompt
     assert "YES or NO" not in prompt
-    assert len(prompt) < 4000
+    assert len(prompt) < 4500
 
 
 def test_prompts_of_other_families() -> None:
@@ -221,3 +222,34 @@ def test_the_format_example_has_the_items_shape() -> None:
             "questions": [output, *next_lines]}  # fmt: skip
     example = prompts.render_prompt(many).split("Your task:")[0]
     assert example.count("Which line runs right after") == 7, "past the pool's end it goes round again"
+
+
+def test_several_answers_are_numbered_and_the_example_reasons() -> None:
+    """An item of several questions asks for answers keyed by question number and shows a
+    worked, numbered example reasoning (a bare `...` was copied by the embedded model, which then
+    wrote a line too many); an item of one question keeps bare lines and the `...`."""
+    for family, item in {it["family"]: it for it in items_of(*PROGRAMS[0])}.items():
+        prompt, n = item["prompt"], item["n_questions"]
+        example = prompt[prompt.index("Format example") : prompt.index("Your task:")]
+        reasoning = example[example.index("<reasoning>\n") + 12 : example.index("\n</reasoning>")]
+        answers = example[example.index("<answer>\n") + 9 : example.index("\n</answer>")].splitlines()
+        if n == 1:
+            assert reasoning == "..." and "with no numbering" in prompt, family
+            assert not answers[0][0].isdigit()
+            continue
+        assert "each starting with its question's number" in prompt, family
+        assert [a.split(". ", 1)[0] for a in answers] == [str(i) for i in range(1, n + 1)]
+        assert [r.split(". ", 1)[0] for r in reasoning.splitlines()] == [str(i) for i in range(1, n + 1)]
+        gold = gold_completion(item).split("<answer>\n")[1].splitlines()
+        assert gold[0].startswith("1. ") and gold[n - 1].startswith(f"{n}. "), family
+
+
+def test_example_reasoning_pools_match_the_question_pools() -> None:
+    assert {f: len(p) for f, p in prompts._EXAMPLE_WHY.items()} == {
+        f: len(p) for f, p in prompts._EXAMPLE_QUESTIONS.items()
+    }
+    for family, pool in prompts._EXAMPLE_QUESTIONS.items():
+        for question, why in zip(pool, prompts._EXAMPLE_WHY[family], strict=True):
+            answer = str(question["answer"])
+            if family == "state" or (family == "next_line" and answer == "-1"):
+                assert answer.split(";")[0] in why, (question, why)
