@@ -62,20 +62,20 @@ def overlapping(ctx: SourceContext, t: Type, recv: str, *forms: str) -> str:
     """A value that shares some elements with the receiver and misses others: another variable of
     the argument's type two times in three (inputs of one type are drawn over one small range),
     else one of the ``forms`` over the receiver (``'set(sorted({recv})[::2])'``)."""
-    var = ctx.variable_of(t)
-    if var is not None and ctx.randint(0, 2) > 0:
-        return var
-    return member(ctx, t, recv, *forms)
+    return _other_variable(ctx, t) or member(ctx, t, recv, *forms)
 
 
 def another(ctx: SourceContext, t: Type, recv: str) -> str:
     """A value from outside the receiver: another variable of the argument's type two times in
     three, else a constant of the type. For an operation that no value made from the receiver
     can change (``s.update(sorted(s))`` adds nothing), where ``overlapping`` would need forms."""
+    return _other_variable(ctx, t) or ctx.constant(t)
+
+
+def _other_variable(ctx: SourceContext, t: Type) -> str | None:
+    """Another variable of type ``t`` two times in three when the scope has one, else None."""
     var = ctx.variable_of(t)
-    if var is not None and ctx.randint(0, 2) > 0:
-        return var
-    return ctx.constant(t)
+    return var if var is not None and ctx.randint(0, 2) > 0 else None
 
 
 def part_of(ctx: SourceContext, t: Type, recv: str) -> str:

@@ -83,7 +83,7 @@ def js_set(items: Iterable[Any]) -> JsSet:
     """``new Set(items)``: a primitive seen before is skipped (objects are all distinct)."""
     kept: list[Any] = []
     for item in items:
-        if not (_is_primitive(item) and any(_same_value_zero(item, k) for k in kept)):
+        if not (_is_primitive(item) and any(strict_equal(item, k) for k in kept)):
             kept.append(item)
     return JsSet(tuple(kept))
 
@@ -93,7 +93,7 @@ def js_map(entries: Iterable[tuple[Any, Any]]) -> JsMap:
     kept: list[list[Any]] = []
     for key, value in entries:
         for entry in kept:
-            if _is_primitive(key) and _same_value_zero(key, entry[0]):
+            if _is_primitive(key) and strict_equal(key, entry[0]):
                 entry[1] = value
                 break
         else:
@@ -252,11 +252,6 @@ def type_name(value: Any) -> str:
 
 def _is_primitive(value: Any) -> bool:
     return value is None or value is UNDEFINED or isinstance(value, bool | int | float | str)
-
-
-def _same_value_zero(a: Any, b: Any) -> bool:
-    """SameValueZero of two primitives (what a Set uses): ``===`` for the values here."""
-    return type_name(a) == type_name(b) and a == b
 
 
 # --- reading literals ---------------------------------------------------------------------------
