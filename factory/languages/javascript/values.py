@@ -364,9 +364,13 @@ def _number(text: str) -> int | float:
         raise ValueError(f"a legacy octal literal ({text}) is not allowed")
     else:
         value = float(plain)
-    if math.isinf(value) or (isinstance(value, int) and abs(value) > 2**1023 * 2):
+    try:
+        number = float(value)
+    except OverflowError:  # a hexadecimal, octal or binary integer past the doubles
+        number = math.inf
+    if math.isinf(number):
         raise ValueError(f"{text} is beyond a JavaScript number")
-    return _normal_number(float(value))
+    return _normal_number(number)
 
 
 def _normal_number(x: float) -> int | float:

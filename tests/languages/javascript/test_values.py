@@ -161,7 +161,8 @@ def test_literals_in_javascripts_spellings(text: str, value: Any) -> None:
 @pytest.mark.parametrize(
     "text",
     ["x", "NaN", "Infinity", "-0", "1n", "010", "[1, , 2]", "[...a]", "{a}", "{[k]: 1}", "f()",
-     "`a${b}`", "new Foo()", "new Set(1)", "1, 2", "-'a'", "{a: 1", "", "1; 2", "new Map([[1]])"],
+     "`a${b}`", "new Foo()", "new Set(1)", "1, 2", "-'a'", "{a: 1", "", "1; 2", "new Map([[1]])",
+     "0x" + "f" * 300, "1e400"],
 )  # fmt: skip
 def test_what_is_not_a_literal_is_refused(text: str) -> None:
     with pytest.raises((ValueError, SyntaxError)):
