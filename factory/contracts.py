@@ -31,6 +31,7 @@ PROGRAMS_SCHEMA = pa.schema(
         ("param_types", pa.string()),  # JSON list of [name, type expression]
         ("n_lines", pa.int32()),
         ("grammar_hash", pa.string()),
+        ("reserve", pa.bool_()),  # a reserve program: the inputs stage runs it only for a short target
     ]
 )
 

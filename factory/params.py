@@ -38,6 +38,9 @@ class SynthesizeParams(_Section):
     programs_per_target_tier: int = Field(2, ge=1)
     tiers: list[int] = [1, 2, 3, 4, 5, 6]
     max_attempts: int = Field(30, ge=1)
+    reserve_per_target: int = Field(
+        3, ge=0, le=100, description="reserve programs per target, run only for targets left short"
+    )
     workers: int = Field(0, ge=0, description="processes; 0: one per core")
     rows_per_shard: int = Field(50_000, ge=100)
 
@@ -57,6 +60,9 @@ class InputsParams(_Section):
     candidates: int = Field(12, ge=1, le=1000)
     pool_size: int = Field(256, ge=1, le=100_000)
     timeout_s: float = Field(1.0, gt=0, le=600)
+    min_programs_per_target: int = Field(
+        5, ge=0, description="targets with fewer kept program shapes run their reserve programs"
+    )
     rows_per_shard: int = Field(50_000, ge=100)
     checks: list[str] = Field(list(INPUT_CHECKS), description="semantic checks run (drop reasons)")
 

@@ -54,6 +54,8 @@ from factory.stage import Outcome, Output, Tally, chunks, run_stage
 from factory.stats import StageStats
 
 NO_CANDIDATE_RAN = "no_candidate_ran"
+#: A reserve program of a target whose main programs were enough: not run.
+RESERVE_UNUSED = "reserve_unused"
 #: A run past its line events (``too_many_steps``), its CPU time or its memory (``resource_limit``):
 #: which of the three stops a long run first depends on the machine's load, so the three count as
 #: one, in the waves (``_run_candidates``) and in the counts (``STOPPED``).
@@ -327,18 +329,53 @@ def run_inputs_stage(
     pools = draw_pools(programs_dir, grammar_dir, seed, params.pool_size, execute.workers or None)
     job = Shards(_Config(seed, params, execute, grammar, pools, max_steps), _open, _check)
 
+    # The distinct shapes kept per target (the release's near-duplicate key: programs that differ
+    # only in names count once, as the assemble stage keeps one of them).
+    normalize = languages.language(grammar.language).facet("normalize")
+    kept_by_target: dict[str, set[str]] = {}
+    reserves_run: Counter = Counter()
+
+    def outcome(program: dict[str, Any], checked: _Checked) -> Outcome:
+        shapes = kept_by_target.setdefault(program["target"], set())
+        status_counts.update(checked.statuses)
+        if checked.ablation is not None:
+            ablation_status[checked.ablation] += 1
+        if checked.drop is not None:
+            # Why a program's candidates failed is in candidate_status; running one
+            # again in the execute stage (two seeds, a longer timeout) would only cost time.
+            dropped_by_tier.setdefault(checked.drop, Counter())[program["tier"]] += 1
+            return Outcome(drop=checked.drop, tier=program["tier"])
+        tree = normalize.parse(program["source"])
+        shapes.add(program["program_id"] if tree is None else normalize.program_key(tree))
+        return Outcome(checked.rows, tier=program["tier"])
+
     def outcomes(programs: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        for program, checked in run_shards(backend, job, programs):
-            status_counts.update(checked.statuses)
-            if checked.ablation is not None:
-                ablation_status[checked.ablation] += 1
-            if checked.drop is not None:
-                # Why a program's candidates failed is in candidate_status; running one
-                # again in the execute stage (two seeds, a longer timeout) would only cost time.
-                dropped_by_tier.setdefault(checked.drop, Counter())[program["tier"]] += 1
-                yield Outcome(drop=checked.drop, tier=program["tier"])
-            else:
-                yield Outcome(checked.rows, tier=program["tier"])
+        reserves: list[dict[str, Any]] = []
+
+        def main() -> Iterator[dict[str, Any]]:
+            for program in programs:
+                if program.get("reserve"):
+                    reserves.append(program)  # synthesize writes them last
+                else:
+                    yield program
+
+        for program, checked in run_shards(backend, job, main()):
+            yield outcome(program, checked)
+        # The main programs are judged: run the reserves of the targets they left short.
+        least = params.min_programs_per_target
+        short = {t for t in {r["target"] for r in reserves} if len(kept_by_target.get(t, ())) < least}
+        needed = [r for r in reserves if r["target"] in short]
+        checked_reserves = run_shards(backend, job, needed)
+        for program in reserves:
+            if program["target"] not in short:
+                yield Outcome(drop=RESERVE_UNUSED, tier=program["tier"])
+                continue
+            ran, checked = next(checked_reserves)
+            assert ran["program_id"] == program["program_id"]  # the backend keeps the order
+            reserves_run["run"] += 1
+            result = outcome(program, checked)
+            reserves_run["kept"] += result.drop is None
+            yield result
 
     def extra(tally: Tally) -> dict[str, Any]:
         return {
@@ -351,6 +388,10 @@ def run_inputs_stage(
             "programs_kept_by_tier": tally.by_tier(tally.tiers_out),
             "programs_with_a_running_input_by_tier": tally.by_tier(
                 tally.tiers_in - dropped_by_tier.get(NO_CANDIDATE_RAN, Counter())
+            ),
+            "reserve_programs": {"run": reserves_run["run"], "kept": reserves_run["kept"]},
+            "targets_short": sorted(
+                t for t, shapes in kept_by_target.items() if len(shapes) < params.min_programs_per_target
             ),
         }
 

@@ -24,7 +24,8 @@ from factory.synth.generator import GenerationFailed, Program, generate_program
 
 
 def plan(grammar: Grammar, params: SynthesizeParams) -> Iterator[tuple[int, str, int]]:
-    """(index, target, tier) for every program to draw: each target evenly in each tier."""
+    """(index, target, tier) for every program to draw: each target evenly in each tier, then
+    the reserves (``reserve_programs``)."""
     targets = grammar.targets()
     index = 0
     for _ in range(params.programs_per_target_tier):
@@ -32,6 +33,26 @@ def plan(grammar: Grammar, params: SynthesizeParams) -> Iterator[tuple[int, str,
             for target in targets:
                 yield index, target, tier
                 index += 1
+    yield from reserve_programs(targets, params, index)
+
+
+def reserve_programs(
+    targets: list[str], params: SynthesizeParams, start: int
+) -> Iterator[tuple[int, str, int]]:
+    """(index, target, tier) of the reserve programs, numbered from ``start``: ``reserve_per_target``
+    a target, in ``tiers`` from the second up (tiers 2, 3, 4 of 1-6). Not tier 1: a target's tier-1
+    programs often differ only in names and count once in the release; low tiers next, as most of
+    their programs pass the inputs stage's checks (tier 2 about 70%, tier 6 20%). The inputs stage
+    runs a target's reserves only when its main programs left it short
+    (``inputs.min_programs_per_target``): some operations lose most of their programs to the
+    semantic checks or to decontamination."""
+    n = params.reserve_per_target
+    tiers = sorted(params.tiers)
+    index = start
+    for j in range(n):
+        for target in targets:
+            yield index, target, tiers[(j + 1) % len(tiers)]
+            index += 1
 
 
 def synthesize_one(grammar: Grammar, seed: int, index: int, target: str, tier: int, attempts: int) -> Program:
@@ -95,9 +116,12 @@ def run_synthesize_stage(
     (``backend``: where the programs are drawn; default local)."""
     grammar = load_grammar(params.grammar)
     jobs = list(plan(grammar, params))
+    first_reserve = len(jobs) - params.reserve_per_target * len(grammar.targets())
     per_target: Counter = Counter()
+    reserves = 0
 
     def outcomes(todo: Iterator[tuple[int, str, int]]) -> Iterator[Outcome]:
+        nonlocal reserves
         seen: set[str] = set()
         job = Shards((grammar, seed, params), _open, _drawn)
         for _, drawn in run_shards(backend, job, todo):
@@ -107,7 +131,11 @@ def run_synthesize_stage(
                 continue
             assert program is not None  # kept: it was generated
             seen.add(pid)
-            per_target[target] += 1
+            reserve = index >= first_reserve
+            if reserve:
+                reserves += 1
+            else:
+                per_target[target] += 1
             row = {
                 "program_id": pid,
                 "index": index,
@@ -118,6 +146,7 @@ def run_synthesize_stage(
                 "param_types": json.dumps(program.params),
                 "n_lines": program.source.count("\n"),
                 "grammar_hash": grammar.grammar_hash,
+                "reserve": reserve,
             }
             yield Outcome([row], tier=tier)
 
@@ -128,6 +157,7 @@ def run_synthesize_stage(
             "targets_total": len(grammar.targets()),
             "targets_covered": len(per_target),
             "programs_per_target": {"min": min(counts), "max": max(counts)},
+            "reserve_programs": reserves,
             "grammar_hash": grammar.grammar_hash,
         }
 

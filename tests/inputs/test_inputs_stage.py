@@ -187,6 +187,45 @@ def test_checks_not_named_in_the_params_do_not_run(tmp_path: Path) -> None:
         InputsParams(checks=["constant_output", "nope"])
 
 
+BRANCHY_RENAMED = "def f(m):\n    if m > 10:\n        return m - 10\n    return m\n"
+SHIFTED = "def f(n):\n    if n > 10:\n        return n - 11\n    return n\n"
+
+
+def test_reserves_run_only_for_targets_left_short_and_a_renamed_copy_counts_once(tmp_path: Path) -> None:
+    rows = _program_rows((BRANCHY, CONSTANT, BRANCHY_RENAMED, BRANCHY, SHIFTED))
+    rows[1]["target"] = rows[3]["target"] = "int.mul"
+    for row in rows[3:]:
+        row["reserve"] = True  # a reserve of int.mul (p3), one of int.sub (p4)
+    rows[3]["program_id"] = "p3"
+    with ShardWriter(tmp_path / "programs", PROGRAMS_SCHEMA) as w:
+        w.write_many(rows)
+
+    def stage(least: int, name: str) -> tuple[dict, set[str]]:
+        stats = run_inputs_stage(
+            1,
+            InputsParams(per_program=2, candidates=12, min_programs_per_target=least),
+            ExecuteParams(workers=1),
+            "grammars/python",
+            tmp_path / "programs",
+            tmp_path / name,
+            tmp_path / f"{name}.json",
+        ).to_dict()
+        return stats, {c["program_id"] for c in read_table(tmp_path / name).to_pylist()}
+
+    # int.mul kept nothing (its one program is constant): its reserve runs. int.sub kept two
+    # programs that differ only in names, one shape: at least 1 runs no reserve, at least 2 does.
+    stats, kept = stage(1, "one")
+    assert kept == {"p0", "p2", "p3"}
+    assert stats["dropped"] == {"constant_output": 1, "reserve_unused": 1}
+    assert stats["reserve_programs"] == {"run": 1, "kept": 1}
+    assert stats["targets_short"] == []
+    stats, kept = stage(2, "two")
+    assert kept == {"p0", "p2", "p3", "p4"}
+    assert stats["reserve_programs"] == {"run": 2, "kept": 2}
+    assert stats["targets_short"] == ["int.mul"]  # one shape of two wanted, after its reserve
+    assert stats["in"] == stats["out"] + stats["dropped_total"] == 5
+
+
 def test_a_statement_that_matters_on_one_rare_candidate_has_it_swapped_in() -> None:
     # `k + 1` changes the output only when n == 7; the coverage choice has no reason to keep that input.
     from factory.inputs.stage import _ablate, _first_checks, _run_candidates

@@ -20,7 +20,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _run(tmp: Path, name: str, **overrides) -> tuple[Path, dict]:
-    params = SynthesizeParams(tiers=[1, 3, 6], **{"programs_per_target_tier": 1, **overrides})
+    params = SynthesizeParams(
+        tiers=[1, 3, 6], **{"programs_per_target_tier": 1, "reserve_per_target": 0, **overrides}
+    )
     stats = run_synthesize_stage(5, params, tmp / name, tmp / f"{name}.json")
     return tmp / name, stats.to_dict()
 
@@ -49,6 +51,20 @@ def test_every_target_is_exercised_evenly_and_stats_add_up(tmp_path: Path) -> No
     assert set(table.column("tier").to_pylist()) == {1, 3, 6}
     assert len(set(table.column("program_id").to_pylist())) == table.num_rows  # deduplicated
     assert table.schema.metadata[b"python_version"].startswith(b"3.")
+
+
+def test_reserve_programs_come_last_flagged_from_the_second_tier_up(tmp_path: Path) -> None:
+    out, stats = _run(tmp_path, "r", reserve_per_target=2)
+    targets = load_grammar("grammars/python").targets()
+    assert stats["in"] == 3 * len(targets) + 2 * len(targets)
+    rows = read_table(out).to_pylist()
+    flags = [row["reserve"] for row in rows]
+    first = flags.index(True)
+    assert not any(flags[:first]) and all(flags[first:])  # main programs first, then the reserves
+    assert stats["reserve_programs"] == len(rows) - first
+    assert {row["tier"] for row in rows[first:]} == {3, 6}  # tiers [1, 3, 6] from the second
+    main, _ = _run(tmp_path, "m")
+    assert read_table(main).to_pylist() == [{**row, "reserve": False} for row in rows[:first]]
 
 
 def test_output_is_replaced_atomically_and_kept_on_bad_input(tmp_path: Path) -> None:
