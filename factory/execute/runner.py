@@ -119,6 +119,8 @@ class Executor:
     ``workers`` is per pool; None shares the cores between the pools. ``language`` (default
     Python) gives the job kinds (its ``runner`` facet: ``run``, ``lines``) and the value model that
     compares the outputs of the seeds; ``kinds`` adds job kinds of a caller's own (the tracer's).
+    A runner facet with a ``WORKER`` (JavaScript's ``node``) gets pools of that worker, the hash
+    seed passed to it as it takes one (V8's ``--hash-seed``).
     """
 
     def __init__(
@@ -138,7 +140,12 @@ class Executor:
             raise ValueError(f"hash_seeds must be at least two different seeds, got {seeds!r}")
         self.hash_seeds = seeds
         self.language = language or languages.language("python")
-        kinds = {**self.language.facet("runner").KINDS, **(kinds or {})}
+        runner = self.language.facet("runner")
+        kinds = {**runner.KINDS, **(kinds or {})}
+        # A language whose programs run outside Python names its worker (``WorkerSpec``); the
+        # Python worker loads the programs this Executor compiles (``_with_code``).
+        worker = getattr(runner, "WORKER", None)
+        self._ship_code = worker is None
         self._codes: OrderedDict[str, bytes | None] = OrderedDict()  # source -> portable code
         if workers is None:
             # Every case runs once per seed, so the pools share the cores: as many processes as
@@ -158,6 +165,7 @@ class Executor:
                         max_output_repr=max_output_repr,
                         window=WINDOW,
                         kinds=kinds,
+                        worker=worker,
                     )
                 )
         except BaseException:
@@ -179,7 +187,9 @@ class Executor:
         compiled once, here, for every worker; the cases of one program go to one worker per pool
         when it keeps up (per-program work cached in the worker is then done once per pool).
         """
-        payloads = (self._with_code(payload_of(case)) for case in cases)
+        payloads = (payload_of(case) for case in cases)
+        if self._ship_code:
+            payloads = (self._with_code(payload) for payload in payloads)
         for results in map_pools(self.pools, kind, payloads, affinity=_by_source):
             yield combine(results, agree, self.language)
 

@@ -2,7 +2,8 @@
 // The canonical literal text of a JavaScript value: what factory/languages/javascript/values.py's
 // `literal` prints for the value's Python form (docs/languages.md section 5). A value with no
 // literal (NaN, Infinity, -0, a function, a symbol, a BigInt, a hole, a cycle, an accessor, an
-// instance of another class) throws NotLiteral, with what it is.
+// instance of another class) throws NotLiteral, with what it is. Given a `limit`, a text that would
+// be longer throws TooLong as soon as that is known (before a huge value is printed whole).
 //
 // Values may come from another realm (a program runs in its own `vm` context), so types are told
 // by their internal tags, not by `instanceof`, and a Set or Map is read with this realm's own
@@ -19,6 +20,7 @@ const stringify = JSON.stringify;
 const objectIs = Object.is;
 
 class NotLiteral extends Error {}
+class TooLong extends Error {}
 
 // A realm's Object.prototype, Set.prototype ... : a prototype whose own prototype is null or
 // that realm's Object.prototype, told apart by tag.
@@ -46,64 +48,108 @@ function dataValue(object, key) {
   return descriptor.value;
 }
 
-function canonical(value, seen = new Set()) {
+// Counts the characters written so far against the limit.
+function spend(state, n) {
+  state.left -= n;
+  if (state.left < 0) throw new TooLong(`the text passes ${state.limit} characters`);
+}
+
+function canonical(value, limit = Infinity) {
+  return print(value, { seen: new Set(), left: limit, limit });
+}
+
+function print(value, state) {
   switch (typeof value) {
     case 'number':
-      return numberText(value);
+      return primitive(numberText(value), state);
     case 'string':
-      return stringify(value);
+      spend(state, value.length + 2); // a lower bound of its text's length: checked first
+      return primitive(stringify(value), state, value.length + 2);
     case 'boolean':
-      return value ? 'true' : 'false';
+      return primitive(value ? 'true' : 'false', state);
     case 'undefined':
-      return 'undefined';
+      return primitive('undefined', state);
     case 'object':
       break;
     default:
       throw new NotLiteral(`a ${typeof value}`);
   }
-  if (value === null) return 'null';
+  if (value === null) return primitive('null', state);
+  const seen = state.seen;
   if (seen.has(value)) throw new NotLiteral('a cycle');
   seen.add(value);
   try {
-    return container(value, seen);
+    return container(value, state);
   } finally {
     seen.delete(value);
   }
 }
 
-function container(value, seen) {
+function primitive(text, state, spent = 0) {
+  spend(state, text.length - spent);
+  return text;
+}
+
+// The texts of `items` joined by ", " (the separators spent as they are written).
+function printAll(items, state, each) {
+  const parts = [];
+  for (const item of items) {
+    if (parts.length) spend(state, 2);
+    parts.push(each(item));
+  }
+  return parts.join(', ');
+}
+
+function container(value, state) {
   const tag = objectToString.call(value);
-  const keys = ownKeys(value);
   if (isArray(value)) {
     if (!isBuiltinInstance(value)) throw new NotLiteral('an array of another class');
+    spend(state, 2);
     const parts = [];
     for (let i = 0; i < value.length; i++) {
-      if (getOwnPropertyDescriptor(value, String(i)) === undefined) throw new NotLiteral('an array with a hole');
-      parts.push(canonical(dataValue(value, String(i)), seen));
+      const key = String(i);
+      if (getOwnPropertyDescriptor(value, key) === undefined) throw new NotLiteral('an array with a hole');
+      if (i) spend(state, 2);
+      parts.push(print(dataValue(value, key), state));
     }
-    if (keys.length !== value.length + 1) throw new NotLiteral('an array with other properties');
+    if (ownKeys(value).length !== value.length + 1) throw new NotLiteral('an array with other properties');
     return `[${parts.join(', ')}]`;
   }
+  const keys = ownKeys(value);
   if (tag === '[object Set]' && isBuiltinInstance(value) && keys.length === 0) {
-    const items = [...setValues.call(value)].map((item) => canonical(item, seen));
-    return items.length ? `new Set([${items.join(', ')}])` : 'new Set()';
+    const items = printAll(setValues.call(value), state, (item) => print(item, state));
+    return items ? primitive(`new Set([${items}])`, state, items.length) : primitive('new Set()', state);
   }
   if (tag === '[object Map]' && isBuiltinInstance(value) && keys.length === 0) {
-    const entries = [...mapEntries.call(value)].map(
-      ([k, v]) => `[${canonical(k, seen)}, ${canonical(v, seen)}]`,
-    );
-    return entries.length ? `new Map([${entries.join(', ')}])` : 'new Map()';
+    const entry = ([k, v]) => {
+      spend(state, 4); // [, ", " and ]
+      return `[${print(k, state)}, ${print(v, state)}]`;
+    };
+    const entries = printAll(mapEntries.call(value), state, entry);
+    return entries ? primitive(`new Map([${entries}])`, state, entries.length) : primitive('new Map()', state);
   }
   if (tag === '[object Object]' && isPlainPrototype(getPrototypeOf(value))) {
-    const parts = [];
-    for (const key of keys) {
+    spend(state, 2);
+    const pair = (key) => {
       if (typeof key !== 'string') throw new NotLiteral('a symbol key');
       if (!getOwnPropertyDescriptor(value, key).enumerable) throw new NotLiteral('a hidden property');
-      parts.push(`${stringify(key)}: ${canonical(dataValue(value, key), seen)}`);
-    }
-    return `{${parts.join(', ')}}`;
+      spend(state, 2);
+      return `${print(key, state)}: ${print(dataValue(value, key), state)}`;
+    };
+    return `{${printAll(keys, state, pair)}}`;
   }
   throw new NotLiteral(`an object (${tag})`);
 }
 
-module.exports = { canonical, NotLiteral };
+// The type a state answer names (values.py's `type_name`), for a value `canonical` prints.
+function typeName(value) {
+  if (value === null) return 'null';
+  if (typeof value !== 'object') return typeof value;
+  if (isArray(value)) return 'array';
+  const tag = objectToString.call(value);
+  if (tag === '[object Set]') return 'Set';
+  if (tag === '[object Map]') return 'Map';
+  return 'object';
+}
+
+module.exports = { canonical, typeName, NotLiteral, TooLong };

@@ -19,11 +19,18 @@ which job was running when a worker died, so a crash or timeout is still blamed 
 alone (the finished ones whose answers were lost run again). ``map_pools(affinity=...)`` sends
 the jobs of one program to one worker of each pool, which then loads and analyses it once (the
 ``Executor`` compiles each program once, in the parent: ``factory.program_code``).
+
+What a worker is comes from the pool's ``WorkerSpec``: the command that starts it, how jobs and
+answers are encoded, what its death means, and how a job past its timeout is judged. The default,
+``PythonWorker``, is the Python worker above; a language whose programs run elsewhere brings its own
+(JavaScript's ``node`` worker: ``factory.languages.javascript.runner``) and gets the same
+scheduling, batching, crash blame and restarts.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import marshal
 import mmap
 import os
@@ -34,6 +41,7 @@ import sys
 import tempfile
 import time
 import weakref
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from hashlib import blake2b
@@ -174,6 +182,112 @@ def _runnable(pid: int) -> bool:
     return stat[state_at : state_at + 1] == b"R"
 
 
+def proc_cpu_seconds(pid: int) -> float | None:
+    """The CPU time (user + system, all threads) of a process so far, from /proc; None when it
+    cannot be read (the process is gone, or this is not Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS  # utime, stime: fields 14 and 15
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+class WorkerSpec(ABC):
+    """What a pool's workers are: how to start one, the codec of its frames, and how its limits are
+    applied. Every worker speaks the same frames (``os_helpers.frame``), says hello first, answers
+    in order, and counts the jobs it has started in the shared memory (``PROGRESS`` at offset 0)."""
+
+    #: The job kinds every pool of this spec has (``{kind: target}``, as the worker resolves it).
+    kinds: Mapping[str, str]
+    #: Bytes of the shared memory a worker writes its progress to (the pool reads ``PROGRESS``).
+    progress_size: int = PROGRESS.size
+    #: Where the worker's stderr goes (``subprocess``'s ``stderr``): None inherits the pool's.
+    stderr: int | None = None
+
+    @abstractmethod
+    def argv(self, config: dict[str, Any], hash_seed: int) -> list[str]:
+        """The command line of a worker of a pool with this hash seed; ``config`` holds the pool's
+        limits (``memory_mb``, ``max_output_repr``, ``kinds``, ``progress_fd`` ...: see
+        ``WorkerPool.__init__``)."""
+
+    @abstractmethod
+    def env(self, hash_seed: int) -> dict[str, str]:
+        """The environment of the workers of a pool with this hash seed."""
+
+    @abstractmethod
+    def encode(self, kind: str, payload: dict[str, Any]) -> bytes:
+        """A job as the worker reads it (without the frame header); TypeError when the payload
+        cannot be carried."""
+
+    @abstractmethod
+    def decode(self, data: bytes) -> dict[str, Any]:
+        """An answer (a frame's payload) as a result dict."""
+
+    @abstractmethod
+    def death_status(self, rc: int) -> str:
+        """What the death of a worker during a job means, from its exit status."""
+
+    @abstractmethod
+    def over_time(self, pid: int, progress: mmap.mmap, timeout_s: float) -> float:
+        """A job of the worker ``pid`` has run ``timeout_s`` of wall time: 0 to kill it now as a
+        timeout, else the seconds to wait before asking again (the wall-clock backstop,
+        ``WALL_FACTOR`` × ``timeout_s``, is the pool's)."""
+
+
+class PythonWorker(WorkerSpec):
+    """``python -m factory.sandbox.trusted.worker``: marshal frames, PYTHONHASHSEED, and a CPU
+    timer in the worker itself (``ITIMER_PROF``): past the timeout, a runnable worker is left to
+    its timer, a blocked one is killed."""
+
+    kinds = KINDS
+    # marshal.loads itself, not a method around it: one call less per answer on the hot path.
+    decode = staticmethod(marshal.loads)  # type: ignore[assignment]
+
+    def argv(self, config: dict[str, Any], hash_seed: int) -> list[str]:
+        return [sys.executable, "-m", "factory.sandbox.trusted.worker", repr(config)]
+
+    def env(self, hash_seed: int) -> dict[str, str]:
+        env = dict(os.environ)
+        env["PYTHONHASHSEED"] = str(hash_seed)
+        # The worker must import this very package, installed or not.
+        env["PYTHONPATH"] = package_path(env)
+        return env
+
+    def encode(self, kind: str, payload: dict[str, Any]) -> bytes:
+        try:
+            return marshal.dumps((kind, payload))
+        except ValueError:
+            raise TypeError("the payload is not plain data (dict/list/str/int/... only)") from None
+
+    def death_status(self, rc: int) -> str:
+        return _death_status(rc)
+
+    def over_time(self, pid: int, progress: mmap.mmap, timeout_s: float) -> float:
+        return RECHECK_S if _runnable(pid) else 0.0  # busy or starved: its CPU timer decides
+
+
+PYTHON_WORKER = PythonWorker()
+
+
+def package_path(env: Mapping[str, str]) -> str:
+    """``PYTHONPATH`` for a child process that imports this very package, installed or not."""
+    return os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+
+
+def json_frame_payload(kind: str, payload: dict[str, Any]) -> bytes:
+    """A job as JSON (``[kind, payload]``, ASCII: a lone surrogate travels as its escape), for a
+    worker that reads JSON frames; TypeError when the payload is not JSON data."""
+    try:
+        return json.dumps([kind, payload], separators=(",", ":"), allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"the payload is not JSON data: {exc}") from None
+
+
 def _dropped(status: str) -> dict[str, Any]:
     result = drop(status)
     result.pop("retire", None)
@@ -195,7 +309,8 @@ class WorkerPool:
     ``map(kind, payloads)`` yields one result dict per payload, in input order. Every result has
     ``status`` (``ok`` or a drop reason, see ``factory.sandbox.trusted.worker``); ``run`` and
     ``lines`` results also have ``output_repr`` and ``output_type``. ``kinds`` adds job kinds
-    (``{kind: "module:function"}``, a stage's own) to the worker's built-in ``KINDS``.
+    (``{kind: "module:function"}``, a stage's own) to the worker's built-in ``KINDS``. ``worker``
+    says what the workers are (default: the Python worker, ``PythonWorker``).
     """
 
     def __init__(
@@ -209,6 +324,7 @@ class WorkerPool:
         *,
         window: int = 16,
         kinds: Mapping[str, str] | None = None,
+        worker: WorkerSpec | None = None,
     ) -> None:
         workers = default_workers() if workers is None else workers
         _check_int("workers", workers, 1)
@@ -223,7 +339,8 @@ class WorkerPool:
         self.hash_seed = hash_seed
         self.timeout_s = float(timeout_s)
         self.window = window
-        self.kinds = {**KINDS, **(kinds or {})}
+        self.spec = PYTHON_WORKER if worker is None else worker
+        self.kinds = {**self.spec.kinds, **(kinds or {})}
         config = {
             "memory_mb": memory_mb,
             "max_output_bytes": max_output_bytes,
@@ -234,11 +351,7 @@ class WorkerPool:
             "kinds": self.kinds,
         }
         self._config = config  # the worker's argument, with its progress_fd added per worker
-        env = dict(os.environ)
-        env["PYTHONHASHSEED"] = str(hash_seed)
-        # The worker must import this very package, installed or not.
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-        self._env = env
+        self._env = self.spec.env(hash_seed)
         self._workers: list[_Worker | None] = [None] * workers
         self._finalizer = weakref.finalize(self, _kill_all, self._workers)
         self._owner: object | None = None  # the map in progress
@@ -280,13 +393,14 @@ class WorkerPool:
     def _spawn(self) -> _Worker:
         fd = _shared_memory_fd()
         try:
-            os.ftruncate(fd, PROGRESS.size)
-            progress = mmap.mmap(fd, PROGRESS.size)
-            config = repr({**self._config, "progress_fd": fd})
+            size = self.spec.progress_size
+            os.ftruncate(fd, size)
+            progress = mmap.mmap(fd, size)
             proc = subprocess.Popen(
-                [sys.executable, "-m", "factory.sandbox.trusted.worker", config],
+                self.spec.argv({**self._config, "progress_fd": fd}, self.hash_seed),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
+                stderr=self.spec.stderr,
                 env=self._env,
                 start_new_session=True,  # own process group: a timeout kills everything it started
                 close_fds=True,
@@ -474,18 +588,16 @@ class _Loop:
         idx = self.next_in
         # Without a key, jobs are dealt out in turn (an idle worker takes others' jobs anyway).
         key = idx if self.affinity is None else _slot_hash(self.affinity(payload))
-        frames: dict[str, bytes] = {}
-        for slots, kind in zip(self.queues, self.kinds, strict=True):
+        frames: dict[tuple[WorkerSpec, str], bytes] = {}
+        for pool, slots, kind in zip(self.pools, self.queues, self.kinds, strict=True):
             q = slots[key % len(slots)]
-            job = frames.get(kind)
+            job = frames.get((pool.spec, kind))
             if job is None:
                 try:
-                    data = marshal.dumps((kind, payload))
-                except ValueError:
-                    raise TypeError(
-                        f"payload {self.next_in} is not plain data (dict/list/str/int/... only)"
-                    ) from None
-                job = frames[kind] = frame(data)
+                    data = pool.spec.encode(kind, payload)
+                except TypeError as exc:
+                    raise TypeError(f"payload {self.next_in}: {exc}") from None
+                job = frames[pool.spec, kind] = frame(data)
             q.append((idx, job))
         self.next_in += 1
         self.results[idx] = [None] * self.lanes
@@ -577,7 +689,7 @@ class _Loop:
         buf += data
         pos, end = 0, len(buf)
         now = time.monotonic()
-        loads, unpack = marshal.loads, HEADER.unpack_from
+        loads, unpack = self.pools[lane].spec.decode, HEADER.unpack_from
         while end - pos >= 4:
             (size,) = unpack(buf, pos)
             if end - pos - 4 < size:
@@ -606,7 +718,7 @@ class _Loop:
                 f"a sandbox worker exited while starting (exit code {rc}); "
                 "see its message above (is memory_mb too small?)"
             )
-        self._answer_running(w, lane, _death_status(rc))
+        self._answer_running(w, lane, self.pools[lane].spec.death_status(rc))
         self._respawn(w, lane)
 
     def _check_deadlines(self) -> None:
@@ -615,9 +727,11 @@ class _Loop:
             for w in list(pool._workers):
                 assert w is not None  # a map runs with every slot's worker started
                 if w.inflight and now - w.head_start > pool.timeout_s and now >= w.recheck:
-                    if now - w.head_start < pool.timeout_s * WALL_FACTOR and _runnable(w.pid):
-                        w.recheck = now + RECHECK_S  # busy or starved: its CPU timer decides
-                        continue
+                    if now - w.head_start < pool.timeout_s * WALL_FACTOR:
+                        wait = pool.spec.over_time(w.pid, w.progress, pool.timeout_s)
+                        if wait > 0:
+                            w.recheck = now + wait
+                            continue
                     self._take_down(w, lane)
                     self._answer_running(w, lane, TIMEOUT)
                     self._respawn(w, lane)

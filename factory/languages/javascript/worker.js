@@ -1,0 +1,304 @@
+'use strict';
+// The Node.js worker of the trusted sandbox's pool (factory/sandbox/trusted/pool.py, docs/languages.md
+// section 6): a long-lived `node` that runs generated JavaScript programs, each in a fresh `vm`
+// context holding the language's builtins only.
+//
+// Protocol: frames (a u32 little-endian length, then UTF-8 JSON). The parent sends [kind, payload];
+// the worker answers one result object per job, in order; its first frame is {"ready": pid}. Before
+// each job it writes, at offset 0 of the shared-memory file `progress_fd`, the count of jobs started
+// (u64) and the process's CPU seconds at that moment (f64): the parent blames a death on the job
+// that was running, and times a job by the CPU it used (the worker cannot interrupt a program's
+// synchronous loop; the parent reads the CPU time from /proc and kills the worker past the limit).
+// Answers of several short jobs may be held back and sent in one write, as the Python worker does.
+//
+// The program sees no `require`, `process`, timers, `Date`, `Intl` (it reads the clock),
+// `Math.random`, `WeakRef`/`FinalizationRegistry` (garbage collection timing), `SharedArrayBuffer`,
+// `Atomics`, `WebAssembly`, nor `ArrayBuffer` and the typed arrays (memory outside the V8 heap,
+// which --max-old-space-size does not bound); `eval` and `Function` refuse to compile strings.
+// `console` is the context's own and discards what it is given, counting the characters against
+// `max_output_bytes`, as the Python worker's bounded sink does.
+
+const fs = require('fs');
+const path = require('path');
+const vm = require('vm');
+const { canonical, typeName, NotLiteral, TooLong } = require('./canonical.js');
+
+const config = require.main === module ? JSON.parse(process.argv[2] || '{}') : {};
+const MAX_OUTPUT_REPR = config.max_output_repr ?? 2000;
+const MAX_OUTPUT_BYTES = config.max_output_bytes ?? 65536;
+const KINDS = config.kinds ?? { run: 'worker.js:run' };
+const HOLD_MS = 2; // how long finished answers may wait to be sent together
+const CACHE_SIZE = 256;
+const MAX_DETAIL = 300;
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+const STACK_OVERFLOW = 'Maximum call stack size exceeded';
+
+const OK = 'ok';
+const BAD_PROGRAM = 'bad_program';
+const NON_LITERAL = 'non_literal';
+const OUTPUT_TOO_LONG = 'output_too_long';
+const RECURSION = 'recursion';
+const CRASH = 'crash';
+
+const apply = Reflect.apply;
+const objectToString = Object.prototype.toString;
+const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+
+const CONTEXT_OPTIONS = {
+  codeGeneration: { strings: false, wasm: false },
+  // Microtasks queued by a program stay in its context's own queue: they never run after the call
+  // returns (as in a plain `node`, where they run after the output is printed) and go with it.
+  microtaskMode: 'afterEvaluate',
+};
+
+const REMOVED = [
+  'console', 'Date', 'Intl', 'WeakRef', 'FinalizationRegistry', 'SharedArrayBuffer', 'Atomics',
+  'WebAssembly', 'ArrayBuffer', 'DataView', 'Int8Array', 'Uint8Array', 'Uint8ClampedArray',
+  'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'Float32Array', 'Float64Array',
+  'BigInt64Array', 'BigUint64Array',
+];
+
+// Run in every new context before the program: removes what a program may not see and installs
+// the discarding console; returns whether the program printed more than the limit.
+const SETUP = new vm.Script(`(function (removed, limit) {
+  'use strict';
+  for (const name of removed) delete globalThis[name];
+  delete Math.random;
+  const text = String;
+  let written = 0;
+  const write = function (...items) {
+    for (const item of items) written += text(item).length + 1;
+    if (written > limit) throw new RangeError('printed output passed ' + limit + ' characters');
+  };
+  const console = {};
+  for (const name of ['log', 'info', 'warn', 'error', 'debug', 'trace']) console[name] = write;
+  Object.defineProperty(globalThis, 'console', { value: console, writable: true, configurable: true });
+  return () => written > limit;
+})`, { filename: 'setup.js' });
+
+/** A fresh context: its global and the function telling whether the program printed too much. */
+function freshContext() {
+  const context = vm.createContext(Object.create(null), CONTEXT_OPTIONS);
+  const printedTooMuch = SETUP.runInContext(context)(REMOVED, MAX_OUTPUT_BYTES);
+  return { context, printedTooMuch };
+}
+
+/** A small least-recently-used cache of compiled scripts (a vm.Script runs in any context). */
+class Scripts {
+  constructor(wrap, filename) {
+    this.wrap = wrap;
+    this.filename = filename;
+    this.scripts = new Map();
+  }
+
+  get(text) {
+    let script = this.scripts.get(text);
+    if (script !== undefined) {
+      this.scripts.delete(text);
+    } else {
+      script = new vm.Script(this.wrap(text), { filename: this.filename });
+      if (this.scripts.size >= CACHE_SIZE) this.scripts.delete(this.scripts.keys().next().value);
+    }
+    this.scripts.set(text, script);
+    return script;
+  }
+}
+
+const programs = new Scripts((source) => source, 'program.js');
+const argLists = new Scripts((args) => `[${args}\n]`, 'args.js');
+const entries = new Scripts((name) => name, 'entry.js');
+
+function drop(status, detail) {
+  const result = { status, output_repr: null, output_type: null };
+  if (detail) result.detail = String(detail).slice(0, MAX_DETAIL);
+  return result;
+}
+
+/** A property of a value from the program, or `fallback` when reading it fails or is not a string. */
+function stringProperty(value, key, fallback) {
+  try {
+    const found = value[key];
+    return typeof found === 'string' ? found : fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/** The result for a value the program threw: `error:<Name>` for an Error (its `name`), with
+ * `Name: message` as the detail; `recursion` for a stack overflow; `error:<type>` (values.py's type
+ * names: `string`, `object`...) for a thrown value that is not an Error. */
+function thrown(error) {
+  let tag;
+  try {
+    tag = objectToString.call(error);
+  } catch {
+    tag = '';
+  }
+  if (tag !== '[object Error]') {
+    let shown;
+    try {
+      shown = canonical(error, MAX_DETAIL);
+    } catch {
+      shown = '';
+    }
+    return drop(`error:${typeName(error)}`, shown);
+  }
+  let name = stringProperty(error, 'name', 'Error');
+  if (!IDENTIFIER.test(name) || name.length > 64) name = 'Error';
+  const message = stringProperty(error, 'message', '');
+  if (name === 'RangeError' && message === STACK_OVERFLOW) return drop(RECURSION, `${name}: ${message}`);
+  return drop(`error:${name}`, message ? `${name}: ${message}` : name);
+}
+
+/** `ok` with the value's canonical text and type name, or why it has none. */
+function describe(value) {
+  let text;
+  try {
+    text = canonical(value, MAX_OUTPUT_REPR);
+  } catch (error) {
+    if (error instanceof TooLong) return drop(OUTPUT_TOO_LONG);
+    return drop(NON_LITERAL, error instanceof NotLiteral ? error.message : stringProperty(error, 'message', ''));
+  }
+  return { status: OK, output_repr: text, output_type: typeName(value) };
+}
+
+/** The `run` job: load the program in a fresh context, evaluate the argument list there (each
+ * argument must be a value with a literal), call `entry` on it and describe what it returned. */
+function run(payload) {
+  const source = payload.source;
+  const entry = payload.entry ?? 'f';
+  const args = payload.args ?? '';
+  if (typeof source !== 'string' || typeof entry !== 'string' || typeof args !== 'string') {
+    return drop(BAD_PROGRAM, 'source, entry and args must be strings');
+  }
+  if (!IDENTIFIER.test(entry)) return drop(BAD_PROGRAM, `the entry ${JSON.stringify(entry)} is not a name`);
+  let program, argList;
+  try {
+    program = programs.get(source);
+  } catch (error) {
+    return drop(BAD_PROGRAM, `syntax error: ${stringProperty(error, 'message', '')}`);
+  }
+  try {
+    argList = argLists.get(args);
+  } catch (error) {
+    return drop(BAD_PROGRAM, `the args are not valid JavaScript: ${stringProperty(error, 'message', '')}`);
+  }
+  const { context, printedTooMuch } = freshContext();
+  try {
+    program.runInContext(context);
+  } catch (error) {
+    return thrown(error); // the program's top-level code failed
+  }
+  let func, values;
+  try {
+    func = entries.get(entry).runInContext(context);
+  } catch {
+    return drop(BAD_PROGRAM, `the entry function ${entry} is not defined by the program`);
+  }
+  if (typeof func !== 'function') return drop(BAD_PROGRAM, `the entry ${entry} is not a function`);
+  try {
+    values = argList.runInContext(context);
+    for (let i = 0; i < values.length; i++) canonical(values[i]);
+  } catch (error) {
+    return drop(BAD_PROGRAM, `the args are not literals: ${stringProperty(error, 'message', '')}`);
+  }
+  let value;
+  try {
+    value = apply(func, undefined, values);
+  } catch (error) {
+    return printedTooMuch() ? drop(OUTPUT_TOO_LONG) : thrown(error);
+  }
+  if (printedTooMuch()) return drop(OUTPUT_TOO_LONG); // the program caught the error and went on
+  return describe(value);
+}
+
+// --- the process ---------------------------------------------------------------------------------
+
+const functions = new Map();
+
+/** The function of a job kind: "file.js:name" (the file relative to this one, or absolute). */
+function jobFunction(kind) {
+  let func = functions.get(kind);
+  if (func === undefined) {
+    const target = KINDS[kind];
+    if (typeof target !== 'string') throw new Error(`unknown job kind ${JSON.stringify(kind)}`);
+    const at = target.lastIndexOf(':');
+    const file = path.resolve(__dirname, target.slice(0, at));
+    func = file === __filename ? module.exports[target.slice(at + 1)] : require(file)[target.slice(at + 1)];
+    if (typeof func !== 'function') throw new Error(`job kind ${kind}: ${target} is not a function`);
+    functions.set(kind, func);
+  }
+  return func;
+}
+
+function runJob(kind, payload) {
+  try {
+    return jobFunction(kind)(payload);
+  } catch (error) {
+    return drop(CRASH, `job ${JSON.stringify(kind)} failed: ${stringProperty(error, 'message', String(error))}`);
+  }
+}
+
+function encode(result) {
+  let body;
+  try {
+    body = Buffer.from(JSON.stringify(result), 'utf8');
+  } catch (error) {
+    body = Buffer.from(JSON.stringify(drop(CRASH, `the result is not plain data: ${error.message}`)), 'utf8');
+  }
+  const head = Buffer.allocUnsafe(4);
+  head.writeUInt32LE(body.length, 0);
+  return [head, body];
+}
+
+function writeAll(fd, data) {
+  let done = 0;
+  while (done < data.length) done += fs.writeSync(fd, data, done, data.length - done);
+}
+
+/** Whether `buf` holds a whole frame from `pos` on. */
+function frameReady(buf, pos) {
+  return buf.length - pos >= 4 && buf.length - pos - 4 >= buf.readUInt32LE(pos);
+}
+
+function serve() {
+  const progressFd = config.progress_fd;
+  const progress = Buffer.alloc(16);
+  writeAll(1, Buffer.concat(encode({ ready: process.pid })));
+  const chunk = Buffer.allocUnsafe(1 << 20);
+  let buf = Buffer.alloc(0);
+  let out = [];
+  let heldSince = 0;
+  let started = 0;
+  for (;;) {
+    const n = fs.readSync(0, chunk, 0, chunk.length, null);
+    if (n === 0) return;
+    buf = Buffer.concat([buf, chunk.subarray(0, n)]);
+    let pos = 0;
+    while (frameReady(buf, pos)) {
+      const size = buf.readUInt32LE(pos);
+      const [kind, payload] = JSON.parse(buf.toString('utf8', pos + 4, pos + 4 + size));
+      pos += 4 + size;
+      started += 1;
+      if (progressFd !== undefined) {
+        const cpu = process.cpuUsage();
+        progress.writeBigUInt64LE(BigInt(started), 0);
+        progress.writeDoubleLE((cpu.user + cpu.system) / 1e6, 8);
+        fs.writeSync(progressFd, progress, 0, 16, 0);
+      }
+      const result = runJob(kind, payload);
+      if (!out.length) heldSince = performance.now();
+      out.push(...encode(result));
+      // As the Python worker: answers wait while the next job is already here, up to HOLD_MS.
+      if (progressFd === undefined || !frameReady(buf, pos) || performance.now() - heldSince >= HOLD_MS) {
+        writeAll(1, Buffer.concat(out));
+        out = [];
+      }
+    }
+    buf = buf.subarray(pos);
+  }
+}
+
+module.exports = { run, freshContext, REMOVED };
+
+if (require.main === module) serve();
