@@ -2,5 +2,7 @@
 
 What is here: the value model (``values``: the canonical literal text of a value, reading a
 literal back, strict equality, type names) and its JavaScript half (``canonical.js``, which the
-Node.js runner will load). docs/languages.md section 5 says what is decided and what is to come.
+Node.js runner will load); the tracer (``instrument``: hooks written into the source on the
+tree-sitter tree; ``tracer.js``: the runtime that runs it in a fresh ``vm`` context; ``tracer``:
+the Python entry points). docs/languages.md section 6 says what is decided and what is to come.
 """

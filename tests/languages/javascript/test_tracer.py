@@ -18,6 +18,8 @@ import pytest
 from factory.errors import UserError
 from factory.languages.javascript.instrument import InstrumentError, instrument
 from factory.languages.javascript.tracer import trace_call_js, trace_calls_js
+from factory.trace.stored import trace_digest
+from factory.trace.tracer import trace_call
 from tests.trace.test_tracer import program, states  # the Python tracer's test helpers: same shapes
 
 NODE = shutil.which("node")
@@ -637,3 +639,13 @@ def test_instrumented_programs_give_what_plain_node_gives() -> None:
         else:
             assert trace["status"] == "non_literal", where
         assert trace["steps"], where
+
+
+def test_the_result_has_the_python_tracers_shape_and_runs_agree() -> None:
+    python = trace_call("def f(x):\n    y = x + 1\n    return y\n", "f", "1")
+    first, second = trace_calls_js([(HELPER, "f", "[3, 4, 5]")] * 2)
+    assert first.keys() == python.keys()
+    assert first["steps"][0].keys() == python["steps"][0].keys()
+    assert first["states"][0].keys() == python["states"][0].keys()
+    assert first == second and trace_digest(first) == trace_digest(second)
+    assert trace_digest(first) != trace_digest(run(HELPER, "[4]"))
