@@ -151,8 +151,11 @@ def _run_node(payloads: list[dict[str, Any]], timeout_s: float) -> list[dict[str
     stdin = "".join(json.dumps(p) + "\n" for p in payloads)
     try:
         done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout_s)
-        out, failed, status = done.stdout, done.returncode != 0, "memory"
-        detail = done.stderr.strip().splitlines()[-1:] if failed else []
+        out, failed = done.stdout, done.returncode != 0
+        status = "memory" if "heap out of memory" in done.stderr else "tracer_error"
+        detail = (
+            [f"node ran out of heap ({HEAP_MB} MiB)"] if status == "memory" else done.stderr.splitlines()[-1:]
+        )
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
         failed, status, detail = True, "timeout", []

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from factory.errors import UserError
+from factory.languages.javascript import tracer
 from factory.languages.javascript.instrument import InstrumentError, instrument
 from factory.languages.javascript.tracer import trace_call_js, trace_calls_js
 from factory.trace.stored import trace_digest
@@ -515,6 +516,16 @@ def test_long_values_are_truncated_and_huge_ones_stop_the_trace() -> None:
     last = [s for s in trace["states"] if s["var"] == "xs"][-1]
     assert last["truncated"] and not last["literal"] and last["repr"] == "[0, 1, 2, 3, 4, 5, 6"
     assert run(source, "2000", max_state_bytes=1024)["status"] == "state_too_large"
+
+
+def test_a_case_that_exhausts_the_heap_ends_only_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tracer, "HEAP_MB", 64)
+    bomb = "function f() {\n  const a = [];\n  while (true) a.push(new Array(1e5).fill(0));\n}\n"
+    cases = [(LOOPS, "f", "3"), (bomb, "f", ""), (LOOPS, "f", "2")]
+    done = trace_calls_js(cases, capture=False, max_steps=10**6)
+    assert [r["status"] for r in done] == ["ok", "memory", "ok"]
+    assert done[1]["error"] == "node ran out of heap (64 MiB)"
+    assert done[2]["output_repr"] == "1"  # 0 + 1, and j: 2, 0
 
 
 def test_capture_off_gives_the_same_steps_and_no_states() -> None:
