@@ -18,6 +18,9 @@ const isArray = Array.isArray;
 const objectIs = Object.is;
 const stringify = JSON.stringify;
 const iteratorSymbol = Symbol.iterator;
+const ownKeys = Reflect.ownKeys;
+const setValues = Set.prototype.values;
+const mapEntries = Map.prototype.entries;
 
 // What a fresh context loses: the sources of nondeterminism among the builtins.
 const SCRUB = new vm.Script('delete globalThis.Date; delete Math.random; Object.freeze(Object.create(null))');
@@ -118,6 +121,180 @@ function show(value) {
   }
 }
 
+// --- telling whether a value changed ---------------------------------------------------------
+//
+// A frame keeps a copy of each variable's data as of its last capture. A value has changed when
+// its text or type name would differ (Python's rule): arrays, plain objects, Sets and Maps are
+// compared item by item with their copy, far cheaper than printing them at every step; any other
+// object by its type name and text. The walk reads array items and object properties directly.
+
+class ArrayCopy {
+  constructor(items) {
+    this.items = items;
+  }
+}
+
+class ObjectCopy {
+  constructor(keys, values) {
+    this.keys = keys;
+    this.values = values;
+  }
+}
+
+class CollectionCopy {
+  constructor(tag, items) {
+    this.tag = tag; // '[object Set]' or '[object Map]'
+    this.items = items; // a Set's values; a Map's keys and values, interleaved
+  }
+}
+
+class TextCopy {
+  constructor(value) {
+    this.text = `${typeName(value)}\0${show(value)[0]}`;
+  }
+}
+
+const CYCLE = new (class CycleCopy {})();
+
+// The size of the last copy made: 4 per item plus the lengths of its strings and keys (what
+// `max_state_bytes` bounds, and what tells a value short enough to print in full).
+let copySize = 0;
+
+function isPlainObject(value, tag) {
+  if (tag !== '[object Object]') return false;
+  const proto = getPrototypeOf(value);
+  return proto === null || getPrototypeOf(proto) === null;
+}
+
+function collectionItems(value, tag) {
+  if (tag === '[object Set]') return [...setValues.call(value)];
+  const items = [];
+  for (const [k, v] of mapEntries.call(value)) items.push(k, v);
+  return items;
+}
+
+function copyOf(value, path) {
+  copySize += typeof value === 'string' ? value.length + 4 : 4;
+  if (isPrimitive(value)) return value;
+  if (path.has(value)) return CYCLE;
+  path.add(value);
+  try {
+    if (isArray(value)) {
+      const items = new Array(value.length);
+      for (let i = 0; i < value.length; i++) items[i] = copyOf(value[i], path);
+      return new ArrayCopy(items);
+    }
+    const tag = objectToString.call(value);
+    if (isPlainObject(value, tag)) {
+      const keys = Object.keys(value);
+      for (const key of keys) copySize += key.length;
+      return new ObjectCopy(
+        keys,
+        keys.map((key) => copyOf(value[key], path)),
+      );
+    }
+    if ((tag === '[object Set]' || tag === '[object Map]') && isBuiltinCollection(value) && ownKeys(value).length === 0) {
+      return new CollectionCopy(
+        tag,
+        collectionItems(value, tag).map((item) => copyOf(item, path)),
+      );
+    }
+    return new TextCopy(value);
+  } finally {
+    path.delete(value);
+  }
+}
+
+const TOO_LONG = new (class TooLong {})();
+
+// The text of a copy (the value's text when it was taken) up to a little past `limit` characters.
+function printCopy(copy, limit) {
+  let out = '';
+  const emit = (piece) => {
+    out += piece;
+    if (out.length > limit) throw TOO_LONG;
+  };
+  const walk = (c) => {
+    if (isPrimitive(c)) return emit(looseText(c, null));
+    if (c === CYCLE) return emit('<cycle>');
+    if (c instanceof TextCopy) return emit(c.text.slice(c.text.indexOf('\0') + 1));
+    if (c instanceof ArrayCopy) {
+      emit('[');
+      c.items.forEach((item, i) => {
+        if (i) emit(', ');
+        walk(item);
+      });
+      return emit(']');
+    }
+    if (c instanceof ObjectCopy) {
+      emit('{');
+      c.keys.forEach((key, i) => {
+        emit(`${i ? ', ' : ''}${stringify(key)}: `);
+        walk(c.values[i]);
+      });
+      return emit('}');
+    }
+    const map = c.tag === '[object Map]';
+    emit(map ? 'new Map(' : 'new Set(');
+    if (c.items.length) {
+      emit('[');
+      for (let i = 0; i < c.items.length; i += map ? 2 : 1) {
+        if (i) emit(', ');
+        if (map) emit('[');
+        walk(c.items[i]);
+        if (map) {
+          emit(', ');
+          walk(c.items[i + 1]);
+          emit(']');
+        }
+      }
+      emit(']');
+    }
+    return emit(')');
+  };
+  try {
+    walk(copy);
+  } catch (error) {
+    if (error !== TOO_LONG) throw error;
+  }
+  return out;
+}
+
+function sameAs(copy, value) {
+  if (isPrimitive(copy)) return objectIs(copy, value);
+  if (isPrimitive(value)) return false;
+  if (copy === CYCLE) return true;
+  if (copy instanceof ArrayCopy) {
+    const items = copy.items;
+    if (!isArray(value) || value.length !== items.length) return false;
+    for (let i = 0; i < items.length; i++) if (!sameAs(items[i], value[i])) return false;
+    return true;
+  }
+  if (copy instanceof TextCopy) return copy.text === new TextCopy(value).text;
+  if (isArray(value)) return false;
+  const tag = objectToString.call(value);
+  if (copy instanceof ObjectCopy) {
+    if (!isPlainObject(value, tag)) return false;
+    const keys = Object.keys(value);
+    if (keys.length !== copy.keys.length) return false;
+    for (let i = 0; i < keys.length; i++) {
+      if (keys[i] !== copy.keys[i] || !sameAs(copy.values[i], value[keys[i]])) return false;
+    }
+    return true;
+  }
+  if (tag !== copy.tag || !isBuiltinCollection(value) || ownKeys(value).length !== 0) return false;
+  const items = collectionItems(value, tag);
+  if (items.length !== copy.items.length) return false;
+  for (let i = 0; i < items.length; i++) if (!sameAs(copy.items[i], items[i])) return false;
+  return true;
+}
+
+// A Set or Map of a realm's own class (not a subclass): canonical.js's test.
+function isBuiltinCollection(value) {
+  const proto = getPrototypeOf(value);
+  return proto !== null && getPrototypeOf(proto) !== null && getPrototypeOf(getPrototypeOf(proto)) === null;
+}
+
 function isPrimitive(value) {
   return value === null || (typeof value !== 'object' && typeof value !== 'function');
 }
@@ -140,6 +317,7 @@ class Run {
     this.states = []; // [step, var, repr, type, literal, truncated]
     this.limitHit = false;
     this.stateHit = false;
+    this.overflowed = false;
     this.failure = null;
   }
 
@@ -222,25 +400,23 @@ class Run {
     const snap = frame.snap;
     try {
       for (let i = 0; i < names.length; i++) {
+        const name = names[i];
         const value = values[i];
-        const old = snap.get(names[i]);
-        let key = value;
-        if (isPrimitive(value)) {
-          if (old !== undefined && old.primitive && objectIs(old.key, value)) continue;
-          if (typeof value === 'string' && value.length > this.maxStateBytes) this.stateLimit();
-          if (step) this.state(step, names[i], value, ...show(value));
-          snap.set(names[i], { primitive: true, key: value });
-          continue;
-        }
-        const [text, literal] = show(value);
-        if (text.length > this.maxStateBytes) this.stateLimit();
-        key = `${typeName(value)}\0${text}`;
-        if (old !== undefined && !old.primitive && old.key === key) continue;
-        if (step) this.state(step, names[i], value, text, literal);
-        snap.set(names[i], { primitive: false, key });
+        if (snap.has(name) && sameAs(snap.get(name), value)) continue;
+        copySize = 0;
+        const copy = copyOf(value, new Set());
+        if (copySize > this.maxStateBytes) this.stateLimit();
+        snap.set(name, copy);
+        if (step) this.state(step, name, value, copy);
       }
     } catch (error) {
       if (error === this.sentinel) throw error;
+      if (isStackOverflow(error)) {
+        // The program's recursion, overflowing in the hook: the program's error (as Python's
+        // RecursionError in a trace function), and the trace's status even if it is caught.
+        this.overflowed = true;
+        throw error;
+      }
       this.failure = `${error && error.stack ? String(error.stack).split('\n')[0] : String(error)}`;
       this.stop();
     }
@@ -258,7 +434,13 @@ class Run {
     this.stop();
   }
 
-  state(step, name, value, text, literal) {
+  // A state of `value` (whose copy is `copy`): a large value is printed from its copy only up to
+  // `max_repr`, instead of in full.
+  state(step, name, value, copy) {
+    let text;
+    let literal = false;
+    if (copySize > this.maxRepr) text = printCopy(copy, this.maxRepr);
+    if (text === undefined || text.length <= this.maxRepr) [text, literal] = show(value);
     const truncated = text.length > this.maxRepr;
     const repr = truncated ? text.slice(0, this.maxRepr) : text;
     this.states.push([step, name, repr, typeName(value), literal && !truncated, truncated]);
@@ -380,6 +562,9 @@ function traceJob(payload) {
   // Even when the program swallowed the sentinel (a `finally` that returns).
   if (run.limitHit) return run.result('too_many_steps', undefined, null);
   if (run.stateHit) return run.result('state_too_large', undefined, null);
+  if (run.overflowed && status === 'ok') {
+    return run.result('recursion', undefined, 'the stack overflowed in the tracer during the run');
+  }
   return run.result(status, output, error);
 }
 

@@ -19,6 +19,7 @@ from factory.errors import UserError
 from factory.languages.javascript import tracer
 from factory.languages.javascript.instrument import InstrumentError, instrument
 from factory.languages.javascript.tracer import trace_call_js, trace_calls_js
+from factory.languages.javascript.values import js_map, js_set, literal
 from factory.trace.stored import trace_digest
 from factory.trace.tracer import trace_call
 from tests.trace.test_tracer import program, states  # the Python tracer's test helpers: same shapes
@@ -526,6 +527,40 @@ def test_a_case_that_exhausts_the_heap_ends_only_itself(monkeypatch: pytest.Monk
     assert [r["status"] for r in done] == ["ok", "memory", "ok"]
     assert done[1]["error"] == "node ran out of heap (64 MiB)"
     assert done[2]["output_repr"] == "1"  # 0 + 1, and j: 2, 0
+
+
+def test_a_long_value_is_cut_where_its_full_text_would_be() -> None:
+    """Long values are printed from the tracer's copy, up to ``max_repr``: the same prefix as the
+    canonical text (Python's value model prints it here)."""
+    source = program(
+        """
+        function f(n) {
+          const s = new Set();
+          const m = new Map();
+          const o = {};
+          const a = [];
+          for (let i = 0; i < n; i++) {
+            s.add(i * 7);
+            m.set("k" + i, [i, null]);
+            o["p" + i] = {v: "x".repeat(i % 3)};
+            a.push([i, [true]]);
+          }
+          return n;
+        }
+        """
+    )
+    n = 40
+    trace = run(source, str(n), max_repr=64)
+    last = {s["var"]: s for s in trace["states"]}
+    expected = {
+        "s": literal(js_set(i * 7 for i in range(n))),
+        "m": literal(js_map((f"k{i}", [i, None]) for i in range(n))),
+        "o": literal({f"p{i}": {"v": "x" * (i % 3)} for i in range(n)}),
+        "a": literal([[i, [True]] for i in range(n)]),
+    }
+    for var, text in expected.items():
+        assert len(text) > 64
+        assert (last[var]["repr"], last[var]["truncated"], last[var]["literal"]) == (text[:64], True, False)
 
 
 def test_capture_off_gives_the_same_steps_and_no_states() -> None:
