@@ -38,6 +38,9 @@ HOOKS = ("$$evE", "$$evS", "$$evC", "$$evR", "$$evX", "$$evI", "$$evK")
 _FRAME = "$$evF"
 _CAUGHT = "$$evErr"
 IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+# Line breaks other than \n and \r\n: steps report tree-sitter's rows (\n), questions quote
+# ``str.splitlines`` lines, and JavaScript counts \r, U+2028 and U+2029 too.
+_ODD_LINE_BREAK = re.compile("\r(?!\n)|[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 #: Constructs the tracer does not follow (their control flow has no rule yet): refused.
 _UNSUPPORTED = {
@@ -98,6 +101,12 @@ def instrument(source: str) -> Instrumented:
     if PREFIX in source:
         raise InstrumentError(
             f"the program uses {PREFIX!r}, a prefix reserved for the tracer's instrumentation"
+        )
+    odd = _ODD_LINE_BREAK.search(source)
+    if odd is not None:
+        raise InstrumentError(
+            f"the program holds {odd.group()!r}, which JavaScript and Python's str.splitlines do not "
+            "both count as one line break: its line numbers would be ambiguous"
         )
     src = source.encode("utf-8")
     tree = _parser().parse(src)

@@ -476,6 +476,21 @@ def test_the_reserved_prefix_is_refused() -> None:
     assert trace["status"] == "bad_program" and "reserved" in trace["error"]
 
 
+def test_the_instrumented_program_keeps_every_line_number() -> None:
+    for source in (LOOPS, TRY, MULTI_LINE, ONE_LINE):
+        code = instrument(source).code
+        assert code.count("\n") == source.count("\n") + 1  # the wrapper's own last line
+        for original, instrumented in zip(source.split("\n"), code.split("\n"), strict=False):
+            assert original.split()[:1] == [] or original.split()[0] in instrumented
+
+
+@pytest.mark.parametrize("odd", ["\r", "\u2028", "\f", "\x85"])
+def test_a_line_break_that_would_shift_line_numbers_is_refused(odd: str) -> None:
+    with pytest.raises(InstrumentError, match="line break"):
+        instrument(f"function f() {{{odd}  return 1;\n}}\n")
+    instrument("function f() {\r\n  return 1;\r\n}\r\n")  # \r\n is one break for both
+
+
 @pytest.mark.parametrize(
     ("source", "args", "status"),
     [
