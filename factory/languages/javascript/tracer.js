@@ -23,7 +23,8 @@ const setValues = Set.prototype.values;
 const mapEntries = Map.prototype.entries;
 
 // What a fresh context loses: the sources of nondeterminism among the builtins.
-const SCRUB = new vm.Script('delete globalThis.Date; delete Math.random; Object.freeze(Object.create(null))');
+// It gives the context's stop sentinel and its TypeError.
+const SCRUB = new vm.Script('delete globalThis.Date; delete Math.random; [Object.freeze(Object.create(null)), TypeError]');
 const SCRIPTS = new Map(); // instrumented code -> vm.Script (a program's cases share it)
 const MAX_SCRIPTS = 256;
 
@@ -36,8 +37,6 @@ function script(code) {
   }
   return compiled;
 }
-
-class TracerFailure extends Error {}
 
 // --- values ---------------------------------------------------------------------------------
 
@@ -302,15 +301,15 @@ function isPrimitive(value) {
 // --- one traced call ------------------------------------------------------------------------
 
 class Run {
-  constructor(payload, context) {
+  constructor(payload) {
     this.sites = payload.sites;
     this.siteSets = payload.sites.map((names) => new Set(names));
     this.capture = payload.capture !== false;
     this.maxSteps = payload.max_steps;
     this.maxRepr = payload.max_repr;
     this.maxStateBytes = payload.max_state_bytes;
-    this.context = context;
-    this.sentinel = null; // set per context: the stop signal thrown into the program
+    this.sentinel = null; // the stop signal thrown into the program (an object of its context)
+    this.TypeError = TypeError; // the context's
     this.active = false;
     this.lines = [];
     this.funcs = [];
@@ -359,7 +358,7 @@ class Run {
   // (the loop header's first step is taken before the iterable is evaluated).
   stepping(frame, line, iterable, check = true) {
     if (check && (iterable === null || iterable === undefined || typeof iterable[iteratorSymbol] !== 'function')) {
-      throw new this.context.TypeError(`${typeName(iterable)} is not iterable`);
+      throw new this.TypeError(`${typeName(iterable)} is not iterable`);
     }
     const run = this;
     return {
@@ -527,8 +526,8 @@ function bare(status, error) {
 // `max_steps`, `max_repr`, `max_state_bytes`, and optionally `capture` (false: steps only).
 function traceJob(payload) {
   const context = vm.createContext({}, { codeGeneration: { strings: false, wasm: false } });
-  const run = new Run(payload, context);
-  run.sentinel = SCRUB.runInContext(context);
+  const run = new Run(payload);
+  [run.sentinel, run.TypeError] = SCRUB.runInContext(context);
   let table;
   try {
     table = script(payload.code).runInContext(context)(...run.hooks());

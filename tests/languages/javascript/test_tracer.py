@@ -644,6 +644,11 @@ SAME_OUTPUT = [
     ),
     ("function f(x) {\n  if (x > 2) throw new TypeError('big');\n  return x;\n}\n", "3"),
     ("function f(x) {\n  for (const c of x) {}\n}\n", "5"),  # not iterable
+    (
+        "function f(x) {\n  try {\n    for (const c of x) {}\n  } catch (e) {\n"
+        "    return [e instanceof TypeError, e.constructor === TypeError];\n  }\n}\n",
+        "null",
+    ),
     ("function f(n) {\n  for (var i = 0, j = n; i < j; i++, j--);\n  return [i, j];\n}\n", "7"),
     ("const K = 3;\nconst add = (a, b) => a + b;\nfunction f(x) {\n  return add(x, K);\n}\n", "4"),
     ("function f(t) {\n  const s = `${t}-${t.length}`;\n  return s.split('-');\n}\n", '"ab"'),
