@@ -1,6 +1,6 @@
 """Instrument a JavaScript program for the tracer (``tracer.js``): hook calls written into the
 source on the tree-sitter-javascript tree, at the points where a step starts and where its
-variables are read back (docs/languages.md §6.2 gives the rules).
+variables are read back (docs/languages.md §6.3 gives the rules).
 
 The program's text becomes the body of an arrow function that takes the hooks as parameters and
 returns a table of the program's top-level names, so that a runtime loads it once and calls any

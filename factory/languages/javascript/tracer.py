@@ -3,7 +3,7 @@ by instrumenting the source (``instrument``) and running it with ``tracer.js`` u
 
 ``trace_call_js`` gives the result ``factory.trace.tracer.trace_call`` gives (status,
 ``output_repr``, ``output_type``, ``steps``, ``states``, ``error``), with JavaScript's canonical
-text and type names; docs/languages.md §6.2 has the rules and where they differ from Python's.
+text and type names; docs/languages.md §6.3 has the rules and where they differ from Python's.
 ``trace_payload`` is the job a worker runs (``traceJob`` of ``tracer.js``, in a fresh ``vm``
 context); ``trace_calls_js`` runs many in one ``node`` process (a fresh ``node`` costs ~40 ms).
 """

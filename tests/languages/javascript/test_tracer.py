@@ -1,4 +1,4 @@
-"""The JavaScript tracer against hand-written traces: each rule of docs/languages.md §6.2.
+"""The JavaScript tracer against hand-written traces: each rule of docs/languages.md §6.3.
 
 Expected steps, states and answers are written out by hand from the source (not copied from a
 run). Line numbers count from the first line after the opening triple quote of each program; the
