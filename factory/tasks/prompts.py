@@ -6,9 +6,7 @@ line numbers, the call, the numbered questions) and the reply format: reasoning 
 ``<reasoning>...</reasoning>``, then exactly one answer line per question, in order, in
 ``<answer>...</answer>``, which is what ``factory.scoring`` parses. With several questions the
 answers are keyed by question number (``1. ``, ``2. ``...) and the example's reasoning is worked
-question by question; an item of one question keeps a bare line and a ``...`` reasoning (an
-input item: the example's one-line worked reasoning, and a rule asking for that one assertion,
-its right-hand side as given, and no other test cases). The
+question by question; an item of one question keeps a bare line and a ``...`` reasoning. The
 program's language (a registered name, ``factory.languages``) gives the name the wording uses
 ("the Python program") and the statement analysis that says whether a statement spans several
 lines.
@@ -47,9 +45,8 @@ _MULTILINE = "- A statement written over several lines counts as its first line.
 _RULES = {
     "output": "- Complete the assertion: write the whole assertion with ?? replaced by the return "
     "value as a {language} literal.",
-    "input": "- Complete the assertion: write that one assertion, with ?? replaced by arguments "
-    "written as {language} literals (no names, no calls) and its right-hand side as given; any "
-    "arguments that make it hold are right. Write no other assertions or test cases.",
+    "input": "- Complete the assertion: write the whole assertion with ?? replaced by arguments "
+    "written as {language} literals (no names, no calls); any arguments that make it hold are right.",
     "next_line": "- Which line runs next: copy that line's code exactly, without its number; write "
     "-1 if nothing runs after it ({entry} has returned) or if the line does not run that many "
     "times.",
@@ -102,13 +99,9 @@ _EXAMPLE_QUESTIONS: dict[str, list[dict[str, Any]]] = {
     ],
 }
 # The example's reasoning for an item of several questions: one line per question, in the
-# pools' order, numbered as its answers are; an input item of one question shows its one line
-# too (a short worked reasoning, then one assertion: with `...` and "the whole assertion",
-# Qwen2.5-Coder-0.5B wrote lists of its own test assertions or reasoning that ran on to the
-# token limit in 7 of 72 input answers, CRUXEval-I and the release's test split). A worked
-# example keyed by question number, not a bare `...`: with `...` and unnumbered answers,
-# Qwen2.5-Coder-0.5B copied the `...`, then wrote a code line before each state answer, one line
-# too many (15 of 20 white-box items unparsed).
+# pools' order, numbered as its answers are. A worked example keyed by question number, not a
+# bare `...`: with `...` and unnumbered answers, Qwen2.5-Coder-0.5B copied the `...`, then wrote
+# a code line before each state answer, one line too many (15 of 20 white-box items unparsed).
 _EXAMPLE_WHY: dict[str, list[str]] = {
     "output": ["s = 0 + 1 + 2 = 3; 3 > 5 is false, so line 7 returns 3."],
     "input": ["n = 3 gives s = 0 + 1 + 2 = 3, not above 5, so demo(3) returns 3."],
@@ -231,7 +224,7 @@ def _example(family: str, shape: tuple[str, ...]) -> tuple[str, ...]:
         "illustrative and unrelated to your task):",
         *_block(family, _EXAMPLE_SOURCE, _EXAMPLE_ENTRY, _EXAMPLE_ARGS, questions),
         "<reasoning>",
-        *(numbered(why) if len(questions) > 1 or shape == ("input",) else ["..."]),
+        *(numbered(why) if len(questions) > 1 else ["..."]),
         "</reasoning>",
         "<answer>",
         *numbered(answers),

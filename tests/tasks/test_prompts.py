@@ -234,32 +234,14 @@ def test_several_answers_are_numbered_and_the_example_reasons() -> None:
         reasoning = example[example.index("<reasoning>\n") + 12 : example.index("\n</reasoning>")]
         answers = example[example.index("<answer>\n") + 9 : example.index("\n</answer>")].splitlines()
         if n == 1:
-            assert "with no numbering" in prompt and not answers[0][0].isdigit(), family
-            assert reasoning == (prompts._EXAMPLE_WHY["input"][0] if family == "input" else "..."), family
+            assert reasoning == "..." and "with no numbering" in prompt, family
+            assert not answers[0][0].isdigit()
             continue
         assert "each starting with its question's number" in prompt, family
         assert [a.split(". ", 1)[0] for a in answers] == [str(i) for i in range(1, n + 1)]
         assert [r.split(". ", 1)[0] for r in reasoning.splitlines()] == [str(i) for i in range(1, n + 1)]
         gold = gold_completion(item).split("<answer>\n")[1].splitlines()
         assert gold[0].startswith("1. ") and gold[n - 1].startswith(f"{n}. "), family
-
-
-def test_an_input_item_asks_for_one_assertion_with_the_given_output() -> None:
-    """An input item's rule asks for that one assertion, its right-hand side as given, and no
-    other test cases, and its example shows a worked one-line reasoning (with `...` and "the
-    whole assertion", the embedded model wrote lists of its own test assertions, or reasoning
-    that ran on to the token limit, in 7 of 72 input answers); the other families' prompts keep
-    their `...` and rules."""
-    items = {it["family"]: it for it in items_of(*PROGRAMS[0])}
-    prompt = items["input"]["prompt"]
-    assert "Write no other assertions or test cases." in prompt
-    assert "its right-hand side as given" in prompt
-    example = prompt[prompt.index("Format example") : prompt.index("Your task:")]
-    why = "n = 3 gives s = 0 + 1 + 2 = 3, not above 5, so demo(3) returns 3."
-    assert f"<reasoning>\n{why}\n</reasoning>" in example
-    assert "<answer>\nassert demo(3) == 3\n</answer>" in example
-    output = items["output"]["prompt"]
-    assert "test cases" not in output and "<reasoning>\n...\n</reasoning>" in output
 
 
 def test_example_reasoning_pools_match_the_question_pools() -> None:
