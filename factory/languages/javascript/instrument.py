@@ -375,11 +375,7 @@ class _Rewriter:
         scope: dict[str, int | None] = {}
         init = _field(node, "initializer")
         if init.type == "lexical_declaration":
-            for declarator in init.named_children:
-                if declarator.type == "variable_declarator":
-                    name = _field(declarator, "name")
-                    for bound in bound_names(name):
-                        scope[bound] = name.start_byte
+            _declare(init, scope)
         line = node.start_point.row + 1
 
         def build() -> str:
@@ -540,13 +536,18 @@ def _collect_lexical(block: Node, scope: dict[str, int | None]) -> None:
     and function declarations (None: they shadow, but are never states)."""
     for child in block.named_children:
         if child.type == "lexical_declaration":
-            for declarator in child.named_children:
-                if declarator.type == "variable_declarator":
-                    name = _field(declarator, "name")
-                    for bound in bound_names(name):
-                        scope[bound] = name.start_byte
+            _declare(child, scope)
         elif child.type == "function_declaration":
             scope[_name(child)] = None
+
+
+def _declare(declaration: Node, scope: dict[str, int | None]) -> None:
+    """The names a ``let``/``const`` declaration binds, each at its declarator's name."""
+    for declarator in declaration.named_children:
+        if declarator.type == "variable_declarator":
+            name = _field(declarator, "name")
+            for bound in bound_names(name):
+                scope[bound] = name.start_byte
 
 
 def _js_string(text: str) -> str:

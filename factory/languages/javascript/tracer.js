@@ -9,6 +9,7 @@
 
 const vm = require('vm');
 const { canonical, NotLiteral } = require('./canonical.js');
+const { freshContext } = require('./context.js');
 
 const objectToString = Object.prototype.toString;
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -22,9 +23,10 @@ const ownKeys = Reflect.ownKeys;
 const setValues = Set.prototype.values;
 const mapEntries = Map.prototype.entries;
 
-// What a fresh context loses: the sources of nondeterminism among the builtins.
-// It gives the context's stop sentinel and its TypeError.
-const SCRUB = new vm.Script('delete globalThis.Date; delete Math.random; [Object.freeze(Object.create(null)), TypeError]');
+// Run in each fresh context (context.js: the builtins only, as the runner's): gives the context's
+// stop sentinel and its TypeError.
+const SENTINEL = new vm.Script('[Object.freeze(Object.create(null)), TypeError]');
+const MAX_OUTPUT_BYTES = 65536; // what a program may print (to a console that discards it), as the runner
 const SCRIPTS = new Map(); // instrumented code -> vm.Script (a program's cases share it)
 const MAX_SCRIPTS = 256;
 
@@ -525,9 +527,9 @@ function bare(status, error) {
 // `args` (the argument list as literal text, already checked by the caller), the limits
 // `max_steps`, `max_repr`, `max_state_bytes`, and optionally `capture` (false: steps only).
 function traceJob(payload) {
-  const context = vm.createContext({}, { codeGeneration: { strings: false, wasm: false } });
+  const { context } = freshContext(MAX_OUTPUT_BYTES);
   const run = new Run(payload);
-  [run.sentinel, run.TypeError] = SCRUB.runInContext(context);
+  [run.sentinel, run.TypeError] = SENTINEL.runInContext(context);
   let table;
   try {
     table = script(payload.code).runInContext(context)(...run.hooks());

@@ -11,17 +11,14 @@
 // synchronous loop; the parent reads the CPU time from /proc and kills the worker past the limit).
 // Answers of several short jobs may be held back and sent in one write, as the Python worker does.
 //
-// The program sees no `require`, `process`, timers, `Date`, `Intl` (it reads the clock),
-// `Math.random`, `WeakRef`/`FinalizationRegistry` (garbage collection timing), `SharedArrayBuffer`,
-// `Atomics`, `WebAssembly`, nor `ArrayBuffer` and the typed arrays (memory outside the V8 heap,
-// which --max-old-space-size does not bound); `eval` and `Function` refuse to compile strings.
-// `console` is the context's own and discards what it is given, counting the characters against
-// `max_output_bytes`, as the Python worker's bounded sink does.
+// The program runs in a fresh context of context.js: the language's builtins only, and a `console`
+// that discards what it is given, counting the characters against `max_output_bytes`.
 
 const fs = require('fs');
 const path = require('path');
 const vm = require('vm');
 const { canonical, typeName, NotLiteral, TooLong } = require('./canonical.js');
+const { freshContext } = require('./context.js');
 
 const config = require.main === module ? JSON.parse(process.argv[2] || '{}') : {};
 const MAX_OUTPUT_REPR = config.max_output_repr ?? 2000;
@@ -43,45 +40,6 @@ const CRASH = 'crash';
 const apply = Reflect.apply;
 const objectToString = Object.prototype.toString;
 const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
-
-const CONTEXT_OPTIONS = {
-  codeGeneration: { strings: false, wasm: false },
-  // Microtasks queued by a program stay in its context's own queue: they never run after the call
-  // returns (as in a plain `node`, where they run after the output is printed) and go with it.
-  microtaskMode: 'afterEvaluate',
-};
-
-const REMOVED = [
-  'console', 'Date', 'Intl', 'WeakRef', 'FinalizationRegistry', 'SharedArrayBuffer', 'Atomics',
-  'WebAssembly', 'ArrayBuffer', 'DataView', 'Int8Array', 'Uint8Array', 'Uint8ClampedArray',
-  'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'Float32Array', 'Float64Array',
-  'BigInt64Array', 'BigUint64Array',
-];
-
-// Run in every new context before the program: removes what a program may not see and installs
-// the discarding console; returns whether the program printed more than the limit.
-const SETUP = new vm.Script(`(function (removed, limit) {
-  'use strict';
-  for (const name of removed) delete globalThis[name];
-  delete Math.random;
-  const text = String;
-  let written = 0;
-  const write = function (...items) {
-    for (const item of items) written += text(item).length + 1;
-    if (written > limit) throw new RangeError('printed output passed ' + limit + ' characters');
-  };
-  const console = {};
-  for (const name of ['log', 'info', 'warn', 'error', 'debug', 'trace']) console[name] = write;
-  Object.defineProperty(globalThis, 'console', { value: console, writable: true, configurable: true });
-  return () => written > limit;
-})`, { filename: 'setup.js' });
-
-/** A fresh context: its global and the function telling whether the program printed too much. */
-function freshContext() {
-  const context = vm.createContext(Object.create(null), CONTEXT_OPTIONS);
-  const printedTooMuch = SETUP.runInContext(context)(REMOVED, MAX_OUTPUT_BYTES);
-  return { context, printedTooMuch };
-}
 
 /** A small least-recently-used cache of compiled scripts (a vm.Script runs in any context). */
 class Scripts {
@@ -183,7 +141,7 @@ function run(payload) {
   } catch (error) {
     return drop(BAD_PROGRAM, `the args are not valid JavaScript: ${stringProperty(error, 'message', '')}`);
   }
-  const { context, printedTooMuch } = freshContext();
+  const { context, printedTooMuch } = freshContext(MAX_OUTPUT_BYTES);
   try {
     program.runInContext(context);
   } catch (error) {
@@ -299,6 +257,6 @@ function serve() {
   }
 }
 
-module.exports = { run, freshContext, REMOVED };
+module.exports = { run };
 
 if (require.main === module) serve();

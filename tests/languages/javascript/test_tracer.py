@@ -511,6 +511,18 @@ def test_statuses(source: str, args: str, status: str) -> None:
         assert trace["output_repr"] == '"undefinedundefinedundefined"'
 
 
+def test_the_traced_program_cannot_reach_the_host_realm() -> None:
+    """The context is the runner's (context.js): a plain ``{}`` global handed the program this
+    realm's ``Function`` through ``this.constructor.constructor``, and with it ``process``."""
+    source = 'function f() {\n  return typeof globalThis.constructor.constructor("return process")();\n}\n'
+    trace = trace_call_js(source, "f", "")
+    assert trace["status"] == "error:EvalError", trace  # the context's own Function: no strings
+    escape = 'function f() {\n  return typeof (() => 1).constructor("return process")();\n}\n'
+    assert trace_call_js(escape, "f", "")["status"] == "error:EvalError"
+    shown = 'function f() {\n  console.log("x");\n  return typeof Intl + typeof Uint8Array;\n}\n'
+    assert trace_call_js(shown, "f", "")["output_repr"] == '"undefinedundefined"'
+
+
 def test_bad_args_and_limits_raise() -> None:
     with pytest.raises(UserError):
         trace_call_js(LOOPS, "f", "n + 1")

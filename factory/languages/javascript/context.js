@@ -1,0 +1,56 @@
+'use strict';
+// The fresh `vm` context every generated program runs in, for the runner (worker.js) and the
+// tracer (tracer.js) alike: the language's builtins only (docs/languages.md section 6.2).
+//
+// The context's global is a null-prototype object (a plain `{}` would hand the program this
+// realm's `Object`, whose `constructor` is a `Function` that compiles strings here: the way out
+// to `process`), and `eval` and `Function` refuse to compile strings. The program sees no
+// `require`, `process`, timers, `Date`, `Intl` (it reads the clock), `Math.random`,
+// `WeakRef`/`FinalizationRegistry` (garbage collection timing), `SharedArrayBuffer`, `Atomics`,
+// `WebAssembly`, nor `ArrayBuffer` and the typed arrays (memory outside the V8 heap, which
+// --max-old-space-size does not bound). `console` is the context's own and discards what it is
+// given, counting the characters against a limit.
+
+const vm = require('vm');
+
+const CONTEXT_OPTIONS = {
+  codeGeneration: { strings: false, wasm: false },
+  // Microtasks queued by a program stay in its context's own queue: they never run after the call
+  // returns (as in a plain `node`, where they run after the output is printed) and go with it.
+  microtaskMode: 'afterEvaluate',
+};
+
+const REMOVED = [
+  'console', 'Date', 'Intl', 'WeakRef', 'FinalizationRegistry', 'SharedArrayBuffer', 'Atomics',
+  'WebAssembly', 'ArrayBuffer', 'DataView', 'Int8Array', 'Uint8Array', 'Uint8ClampedArray',
+  'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'Float32Array', 'Float64Array',
+  'BigInt64Array', 'BigUint64Array',
+];
+
+// Run in every new context before the program: removes what a program may not see and installs
+// the discarding console; returns whether the program printed more than the limit.
+const SETUP = new vm.Script(`(function (removed, limit) {
+  'use strict';
+  for (const name of removed) delete globalThis[name];
+  delete Math.random;
+  const text = String;
+  let written = 0;
+  const write = function (...items) {
+    for (const item of items) written += text(item).length + 1;
+    if (written > limit) throw new RangeError('printed output passed ' + limit + ' characters');
+  };
+  const console = {};
+  for (const name of ['log', 'info', 'warn', 'error', 'debug', 'trace']) console[name] = write;
+  Object.defineProperty(globalThis, 'console', { value: console, writable: true, configurable: true });
+  return () => written > limit;
+})`, { filename: 'setup.js' });
+
+/** A fresh context: its global and the function telling whether the program printed more than
+ * `maxOutputBytes` characters. */
+function freshContext(maxOutputBytes) {
+  const context = vm.createContext(Object.create(null), CONTEXT_OPTIONS);
+  const printedTooMuch = SETUP.runInContext(context)(REMOVED, maxOutputBytes);
+  return { context, printedTooMuch };
+}
+
+module.exports = { freshContext };
