@@ -28,8 +28,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import tree_sitter_javascript
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
+
+from factory.languages.javascript.values import parser
 
 #: Every name the instrumentation adds starts with this; programs that contain it are refused.
 PREFIX = "$$ev"
@@ -89,11 +90,6 @@ class Instrumented:
     sites: tuple[tuple[str, ...], ...]
 
 
-@functools.cache
-def _parser() -> Parser:
-    return Parser(Language(tree_sitter_javascript.language()))
-
-
 @functools.lru_cache(maxsize=256)
 def instrument(source: str) -> Instrumented:
     """The instrumented form of ``source`` (cached: a program's cases share it). Raises
@@ -109,7 +105,7 @@ def instrument(source: str) -> Instrumented:
             "both count as one line break: its line numbers would be ambiguous"
         )
     src = source.encode("utf-8")
-    tree = _parser().parse(src)
+    tree = parser().parse(src)
     root = tree.root_node
     if root.has_error:
         raise InstrumentError("the program does not parse as JavaScript")
@@ -170,7 +166,7 @@ def _params(function: Node) -> list[Node]:
     return [p for p in _field(function, "parameters").named_children if p.type != "comment"]
 
 
-def _function_name(function: Node) -> str:
+def function_name(function: Node) -> str:
     """A traced frame's ``func``: the function's name, else the name it is bound to where it is
     defined (``const g = () => {}``, ``g = function () {}``, ``{g: () => {}}``), else ``<anonymous>``."""
     name = function.child_by_field_name("name")
@@ -305,7 +301,7 @@ class _Rewriter:
         outer, self.frame = self.frame, _Frame(scope)
         try:
             site, values = self.site(body.start_byte)
-            enter = f"const {_FRAME}=$$evE({_js_string(_function_name(node))},{site},{values});"
+            enter = f"const {_FRAME}=$$evE({_js_string(function_name(node))},{site},{values});"
             return self.text(node, {_index(node, "body"): self._body(body, enter)})
         finally:
             self.frame = outer
