@@ -24,7 +24,14 @@ from typing import Any, NamedTuple
 from tree_sitter import Node
 
 from factory.languages.base import StatementLine
-from factory.languages.javascript.instrument import bound_names, function_name
+from factory.languages.javascript.instrument import (
+    bound_names,
+    field_node,
+    function_name,
+    is_directive,
+    node_text,
+    parameters,
+)
 from factory.languages.javascript.values import literal_value, parser
 from factory.trace.source import CACHE_SIZE
 
@@ -59,13 +66,6 @@ _MAYBE_LITERAL = frozenset(
 )
 
 
-class Removal(NamedTuple):
-    """One statement removed: its first line (1-based) and the program without it."""
-
-    line: int
-    source: str
-
-
 def statement_info(source: str) -> dict[int, StatementLine]:
     """The lines that start a statement a trace can reach (the cached dict: callers must not
     modify it). SyntaxError when the source does not parse."""
@@ -95,8 +95,8 @@ def branch_tests(source: str) -> list[int]:
     return [line for line, node, _ in _analysis(source).statements if node.type == "if_statement"]
 
 
-def removal_variants(source: str) -> list[Removal]:
-    """One ``Removal`` per removable statement, in source order (a compound statement before the
+def removal_variants(source: str) -> list[tuple[int, str]]:
+    """(first line, source) per removable statement, in source order (a compound statement before the
     statements in it): its text replaced by ``;`` (an empty statement, valid wherever a statement
     is), the text after it on its last line moved up to its first, the lines it spanned left
     blank, so no other line moves. Removable: simple statements but ``return`` (declarations
@@ -106,9 +106,7 @@ def removal_variants(source: str) -> list[Removal]:
     function declarations, directives."""
     analysis = _analysis(source)
     encoded = source.encode("utf-8")
-    return [
-        Removal(line, _without(encoded, node)) for line, node, removable in analysis.statements if removable
-    ]
+    return [(line, _without(encoded, node)) for line, node, removable in analysis.statements if removable]
 
 
 def _without(src: bytes, node: Node) -> str:
@@ -213,10 +211,10 @@ class _Walk:
 
     def function(self, node: Node) -> None:
         frame = _Frame(function_name(node))
-        for param in _params(node):
+        for param in parameters(node):
             frame.local_names += bound_names(param)
         statements = _body(node)
-        while statements and (_is_directive(statements[0]) or statements[0].type == "comment"):
+        while statements and (is_directive(statements[0]) or statements[0].type == "comment"):
             statements = statements[1:]
         for statement in statements:
             self.statement(statement, frame, False)
@@ -233,9 +231,9 @@ class _Walk:
             self.step(node, frame, simple, conditional, [node], node)
         elif kind == "if_statement":
             self.statements.append((_line(node), node, removable))
-            condition = _field(node, "condition")
+            condition = field_node(node, "condition")
             self.step(node, frame, "if", conditional, [condition], condition)
-            self.statement(_field(node, "consequence"), frame, True)
+            self.statement(field_node(node, "consequence"), frame, True)
             alternative = node.child_by_field_name("alternative")
             if alternative is not None:
                 for inner in alternative.named_children:
@@ -243,14 +241,14 @@ class _Walk:
                     self.statement(inner, frame, True, removable=inner.type != "if_statement")
         elif kind == "while_statement":
             self.statements.append((_line(node), node, removable))
-            condition = _field(node, "condition")
+            condition = field_node(node, "condition")
             self.step(node, frame, "while", conditional, [condition], condition)
-            self.statement(_field(node, "body"), frame, True)
+            self.statement(field_node(node, "body"), frame, True)
         elif kind == "do_statement":
             self.statements.append((_line(node), node, removable))
-            self.statement(_field(node, "body"), frame, True)
+            self.statement(field_node(node, "body"), frame, True)
             keyword = next(c for c in node.children if c.type == "while")
-            condition = _field(node, "condition")
+            condition = field_node(node, "condition")
             self.step(keyword, frame, "while", conditional, [condition], condition)
         elif kind in ("for_statement", "for_in_statement"):
             self.statements.append((_line(node), node, removable))
@@ -261,24 +259,24 @@ class _Walk:
             ]
             close = next(c for c in reversed(node.children) if c.type == ")")
             self.step(node, frame, "for", conditional, header, close)
-            self.statement(_field(node, "body"), frame, True)
+            self.statement(field_node(node, "body"), frame, True)
         elif kind == "try_statement":
             self.statements.append((_line(node), node, removable))
             self.step(node, frame, "try", conditional, [], None)
-            self.statement(_field(node, "body"), frame, True)
+            self.statement(field_node(node, "body"), frame, True)
             handler = node.child_by_field_name("handler")
             if handler is not None:
                 param = handler.child_by_field_name("parameter")
                 self.step(handler, frame, "catch", True, [param] if param else [], param)
-                self.statement(_field(handler, "body"), frame, True)
+                self.statement(field_node(handler, "body"), frame, True)
             finalizer = node.child_by_field_name("finalizer")
             if finalizer is not None:
-                self.statement(_field(finalizer, "body"), frame, True)
+                self.statement(field_node(finalizer, "body"), frame, True)
         elif kind == "statement_block":
             for inner in node.named_children:
                 self.statement(inner, frame, conditional)
         elif kind == "labeled_statement":
-            self.statement(_field(node, "body"), frame, conditional)
+            self.statement(field_node(node, "body"), frame, conditional)
         # else: function declarations (their bodies are frames of their own), empty statements,
         # comments: never steps
 
@@ -316,29 +314,6 @@ def _line(node: Node) -> int:
     return node.start_point.row + 1
 
 
-def _field(node: Node, name: str) -> Node:
-    child = node.child_by_field_name(name)
-    assert child is not None, f"{node.type} without {name}"
-    return child
-
-
-def _text(node: Node) -> str:
-    assert node.text is not None
-    return node.text.decode("utf-8")
-
-
-def _params(function: Node) -> list[Node]:
-    single = function.child_by_field_name("parameter")  # `x => ...`
-    if single is not None:
-        return [single]
-    return [p for p in _field(function, "parameters").named_children if p.type != "comment"]
-
-
-def _is_directive(node: Node) -> bool:
-    named = [c for c in node.named_children if c.type != "comment"]
-    return node.type == "expression_statement" and len(named) == 1 and named[0].type == "string"
-
-
 def _declared(node: Node) -> list[str]:
     """The names a step's statement declares: ``let``/``const``/``var``, a ``for`` header's, a
     ``catch`` parameter."""
@@ -349,7 +324,7 @@ def _declared(node: Node) -> list[str]:
         init = node.child_by_field_name("initializer")
         return _declarator_names(init) if init is not None and init.type in _DECLARATIONS else []
     if kind == "for_in_statement" and node.child_by_field_name("kind") is not None:
-        return bound_names(_field(node, "left"))
+        return bound_names(field_node(node, "left"))
     if kind == "catch_clause":
         param = node.child_by_field_name("parameter")
         return bound_names(param) if param is not None else []
@@ -361,7 +336,7 @@ def _declarator_names(declaration: Node) -> list[str]:
         name
         for declarator in declaration.named_children
         if declarator.type == "variable_declarator"
-        for name in bound_names(_field(declarator, "name"))
+        for name in bound_names(field_node(declarator, "name"))
     ]
 
 
@@ -376,7 +351,7 @@ def _names(header: list[Node], statement: Node) -> _Names:
         names.assigned.extend(bound_names(param) if param is not None else [])
         return names
     if statement.type == "for_in_statement":
-        left = _field(statement, "left")
+        left = field_node(statement, "left")
         declared = statement.child_by_field_name("kind") is not None
         if declared or left.type in ("identifier", "array_pattern", "object_pattern"):
             names.assigned.extend(bound_names(left))
@@ -391,30 +366,30 @@ def _walk(node: Node, names: _Names) -> None:
     if kind in _FUNCTIONS:
         return
     if kind == "identifier" or kind == "shorthand_property_identifier":
-        names.read.append(_text(node))
+        names.read.append(node_text(node))
         return
     if kind == "variable_declarator":
-        names.assigned.extend(bound_names(_field(node, "name")))
+        names.assigned.extend(bound_names(field_node(node, "name")))
         value = node.child_by_field_name("value")
         if value is not None:
             _walk(value, names)
         return
     if kind == "assignment_expression":
-        left = _field(node, "left")
+        left = field_node(node, "left")
         if left.type in ("identifier", "array_pattern", "object_pattern"):
             names.assigned.extend(bound_names(left))
         else:
             names.assigned.extend(_identifiers(left))
             _walk(left, names)
-        _walk(_field(node, "right"), names)
+        _walk(field_node(node, "right"), names)
         return
     if kind in ("augmented_assignment_expression", "update_expression"):
-        target = _field(node, "left" if kind != "update_expression" else "argument")
+        target = field_node(node, "left" if kind != "update_expression" else "argument")
         names.assigned.extend(_identifiers(target))
     elif kind == "call_expression":
-        function = _field(node, "function")
+        function = field_node(node, "function")
         if function.type == "identifier":
-            names.called.append(_text(function))
+            names.called.append(node_text(function))
     for child in node.named_children:
         _walk(child, names)
 
@@ -435,7 +410,7 @@ def _constant(node: Node) -> bool:
     if node.type == "expression_statement" and node.named_child_count == 1:
         expression = node.named_children[0]
         if expression.type == "assignment_expression":
-            return _is_literal(_field(expression, "right"))
+            return _is_literal(field_node(expression, "right"))
     return False
 
 
@@ -445,7 +420,7 @@ def _is_literal(value: Node | None) -> bool:
     if value.type not in _MAYBE_LITERAL:
         return False
     try:
-        literal_value(_text(value))
+        literal_value(node_text(value))
     except (ValueError, SyntaxError, TypeError, RecursionError):
         return False
     return True
@@ -465,10 +440,10 @@ def _nested(node: Node, depth: int) -> list[tuple[list[Node], int]]:
     """The statement lists inside ``node`` and their depths."""
     kind = node.type
     if kind in ("statement_block", "labeled_statement"):
-        inner = node.named_children if kind == "statement_block" else [_field(node, "body")]
+        inner = node.named_children if kind == "statement_block" else [field_node(node, "body")]
         return [(inner, depth)]
     if kind == "if_statement":
-        out = [(_statements_of(_field(node, "consequence")), depth + 1)]
+        out = [(_statements_of(field_node(node, "consequence")), depth + 1)]
         alternative = node.child_by_field_name("alternative")
         if alternative is not None:
             inner = alternative.named_children
@@ -476,13 +451,13 @@ def _nested(node: Node, depth: int) -> list[tuple[list[Node], int]]:
             out.append((inner, depth) if same else (_statements_of(inner[0]) if inner else [], depth + 1))
         return out
     if kind in _LOOPS:
-        return [(_statements_of(_field(node, "body")), depth + 1)]
+        return [(_statements_of(field_node(node, "body")), depth + 1)]
     if kind == "try_statement":
-        blocks = [_field(node, "body")]
+        blocks = [field_node(node, "body")]
         for clause in ("handler", "finalizer"):
             child = node.child_by_field_name(clause)
             if child is not None:
-                blocks.append(_field(child, "body"))
+                blocks.append(field_node(child, "body"))
         return [(_statements_of(block), depth + 1) for block in blocks]
     return []
 

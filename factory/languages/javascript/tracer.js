@@ -2,7 +2,7 @@
 // The JavaScript tracer's runtime: runs one call of a program instrumented by
 // factory/languages/javascript/instrument.py in a fresh `vm` context and returns the trace, in
 // the shape of the Python tracer's result (factory/trace/tracer.py: status, output_repr,
-// output_type, steps, states, error). The rules are in docs/languages.md section 6.2.
+// output_type, steps, states, error). The rules are in docs/languages.md section 6.3.
 //
 // The job kinds of the node worker (worker.js, the tracer facet's KINDS): `traceJob` gives that
 // result, `traceRowJob` the trace as the trace stage stores it, `traceDigestJob` only its digest
