@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from factory.errors import UserError
 from factory.languages.javascript.runner import WORKER
 from factory.languages.javascript.tracer import KINDS, LIMITS, check_call
 from factory.sandbox.trusted.pool import WorkerPool
@@ -65,7 +66,11 @@ def trace_calls_js(
         return []
     pool = WorkerPool(workers=workers, timeout_s=timeout_s, memory_mb=HEAP_MB, worker=WORKER, kinds=KINDS)
     with pool:
-        return [_as_trace(result) for result in pool.map("trace", payloads)]
+        results = [_as_trace(result) for result in pool.map("trace", payloads)]
+    for result in results:
+        if result["status"] == "bad_args":  # as trace_call raises
+            raise UserError(f"bad args or limits: {result['error']}")
+    return results
 
 
 def _as_trace(result: dict[str, Any]) -> dict[str, Any]:

@@ -480,7 +480,7 @@ function firstLine(text) {
 
 // One traced call, as factory/trace/tracer.py's trace_call gives it. The payload is what the
 // tracer facet (tracer.py) made of the stage's: {code, sites} from instrument.py, `entry` (a
-// top-level name), `args` (the argument list as literal text, already checked), the limits
+// top-level name), `args` (the argument list's text: each value must have a literal), the limits
 // `max_steps`, `max_repr`, `max_state_bytes`, and `capture` (false: steps only); or
 // {refused: {status, error}} for a call the parent found it cannot trace (bad_program, bad_args).
 function traceJob(payload) {
@@ -501,7 +501,12 @@ function traceJob(payload) {
   try {
     args = vm.runInContext(`[${payload.args}\n]`, context);
   } catch (error) {
-    return bare('bad_args', firstLine(thrownText(error)));
+    return bare('bad_args', `the args do not evaluate: ${firstLine(thrownText(error))}`);
+  }
+  try {
+    for (let i = 0; i < args.length; i++) canonical(args[i]); // each a value with a literal, as the runner's
+  } catch (error) {
+    return bare('bad_args', `the args are not literals: ${error instanceof NotLiteral ? error.message : 'no literal'}`);
   }
   let output;
   let status = 'ok';

@@ -11,8 +11,8 @@ the limits ``max_steps``, ``max_repr``, ``max_state_bytes``, optionally ``captur
 Node cannot parse JavaScript with tree-sitter, so the parent instruments the program before it
 sends a job: importing this module adds ``job_payload`` to ``runner.PAYLOAD_MAKERS`` for these
 kinds (cached per program by ``instrument``: the rows of a program come together). A call the
-parent finds it cannot trace (the program does not instrument, bad args or limits) travels as its
-refusal, which the worker answers in the kind's shape.
+parent finds it cannot trace (the program does not instrument, bad limits) travels as its
+refusal, which the worker answers in the kind's shape; the worker checks the arguments.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from typing import Any
 from factory.errors import UserError
 from factory.languages.javascript import runner
 from factory.languages.javascript.instrument import IDENTIFIER, InstrumentError, instrument
-from factory.languages.javascript.values import parse_args
 
 #: kind -> "file.js:function" of the node worker (worker.js resolves it next to itself).
 KINDS = {
@@ -35,19 +34,16 @@ LIMITS = ("max_steps", "max_repr", "max_state_bytes")
 
 
 def check_call(payload: dict[str, Any]) -> None:
-    """Raise UserError when the payload's ``args`` are not JavaScript literals or a limit is not a
-    positive int (``trace_call``'s checks)."""
+    """Raise UserError when a limit of the payload is not a positive int or it asks for
+    ``eval_args``. Its ``args`` are checked by the worker, as the runner's are: the values the
+    argument text gives in the program's context must each have a literal (``bad_args``
+    otherwise; parsing them here cost the parent more than the rest of a job)."""
     for name in LIMITS:
         value = payload.get(name)
         if type(value) is not int or value < 1:
             raise UserError(f"{name} must be a positive int, got {value!r}")
     if payload.get("eval_args"):
         raise UserError("eval_args: JavaScript arguments are literals only")
-    args = payload.get("args", "")
-    try:
-        parse_args(args)
-    except (ValueError, SyntaxError, TypeError) as exc:
-        raise UserError(f"args are not JavaScript literals: {str(args)[:200]!r} ({exc})") from None
 
 
 def job_payload(payload: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from factory.languages.base import StatementLine
 from factory.languages.javascript import analysis
 from factory.languages.javascript.trace_calls import trace_calls_js
 from factory.languages.javascript.values import parser
+from tests.languages.javascript.test_tracer import SAME_OUTPUT
 from tests.trace.test_tracer import program
 
 LOOPS = program(
@@ -205,3 +206,22 @@ def test_a_source_that_does_not_parse() -> None:
     with pytest.raises(SyntaxError):
         analysis.statement_info("function f( {")
     assert analysis.has_multiline_statement("function f( {") is False
+
+
+def test_the_tracers_programs_steps_are_all_at_statement_lines() -> None:
+    """Every step of the tracer's test programs (labels, for…in, destructuring, do…while on one
+    line, callbacks ...) is at a statement line of its function, but where a line holds statements
+    of two functions (a callback written on its caller's line: the line's first statement, the
+    caller's, describes it); every removal variant parses."""
+    traces = trace_calls_js([(source, "f", args) for source, args in SAME_OUTPUT])
+    for (source, _), trace in zip(SAME_OUTPUT, traces, strict=True):
+        info = analysis.statement_info(source)
+        funcs_at: dict[int, set[str]] = {}
+        for step in trace["steps"]:
+            funcs_at.setdefault(step["line"], set()).add(step["func"])
+        for step in trace["steps"]:
+            line = step["line"]
+            assert line in info, (source, step)
+            assert info[line].func == step["func"] or len(funcs_at[line]) > 1, (source, step)
+        for _, variant in analysis.removal_variants(source):
+            assert not parser().parse(variant.encode()).root_node.has_error, variant

@@ -65,6 +65,7 @@ def test_the_kinds_give_the_python_kinds_result_shapes() -> None:
         {"source": PROGRAM, "entry": "f", "args": "xs", **limits},  # not a literal
         {"source": PROGRAM, "entry": "f", "args": "[3]", **{**limits, "max_steps": 0}},
         {"source": "function f( {", "entry": "f", "args": "", **limits},
+        {"source": PROGRAM, "entry": "f", "args": "[NaN]", **limits},  # a value with no literal
     ]
     python = trace_row_job({"source": "def f(x):\n    return x\n", "entry": "f", "args": "1", **limits})
     payloads[1].pop("code")  # JSON frames carry no bytes; the Python-only key is ignored anyway
@@ -75,7 +76,8 @@ def test_the_kinds_give_the_python_kinds_result_shapes() -> None:
     assert rows[0].keys() == python.keys()
     assert rows[0] == rows[1]
     assert digests[0] == {k: rows[0][k] for k in ("status", "output_repr", "output_type", "error", "digest")}
-    assert [r["status"] for r in rows[2:]] == ["bad_args", "bad_args", "bad_program"]
+    assert [r["status"] for r in rows[2:]] == ["bad_args", "bad_args", "bad_program", "bad_args"]
+    assert rows[5]["error"] == "the args are not literals: NaN has no literal"
     assert all(r["digest"] is None and "trace" not in r for r in rows[2:])
     assert traces[0].keys() == {"status", "output_repr", "output_type", "steps", "states", "error"}
     assert traces[0]["output_repr"] == "6" and traces[2]["status"] == "bad_args"
