@@ -17,8 +17,21 @@ const MAX_TEXT = 300;
 const STACK_OVERFLOW = 'Maximum call stack size exceeded';
 const objectToString = Object.prototype.toString;
 
+// A revoked Proxy throws when its tag or its array-ness is read: it is named an `object`.
 function isError(value) {
-  return typeof value === 'object' && value !== null && objectToString.call(value) === '[object Error]';
+  try {
+    return typeof value === 'object' && value !== null && objectToString.call(value) === '[object Error]';
+  } catch {
+    return false;
+  }
+}
+
+function typeOf(value) {
+  try {
+    return typeName(value);
+  } catch {
+    return 'object';
+  }
 }
 
 // An Error's message, or '' when reading it fails (a getter of the program's may throw).
@@ -33,17 +46,17 @@ function messageOf(error) {
 
 /** Whether a thrown value is V8's stack overflow. */
 function isStackOverflow(value) {
-  return isError(value) && typeName(value) === 'RangeError' && messageOf(value) === STACK_OVERFLOW;
+  return isError(value) && typeOf(value) === 'RangeError' && messageOf(value) === STACK_OVERFLOW;
 }
 
 /** The status of a run that ended with `value` thrown: `recursion` or `error:<Type>`. */
 function thrownStatus(value) {
-  return isStackOverflow(value) ? 'recursion' : `error:${typeName(value)}`;
+  return isStackOverflow(value) ? 'recursion' : `error:${typeOf(value)}`;
 }
 
 /** The text of a thrown value: `Type: message` (module comment), at most 300 characters. */
 function thrownText(value) {
-  const type = typeName(value);
+  const type = typeOf(value);
   let shown = '';
   if (isError(value)) {
     shown = messageOf(value);

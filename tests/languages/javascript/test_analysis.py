@@ -225,3 +225,11 @@ def test_the_tracers_programs_steps_are_all_at_statement_lines() -> None:
             assert info[line].func == step["func"] or len(funcs_at[line]) > 1, (source, step)
         for _, variant in analysis.removal_variants(source):
             assert not parser().parse(variant.encode()).root_node.has_error, variant
+
+
+def test_a_header_spanning_lines_is_a_multi_line_statement() -> None:
+    header = "function f(a) {\n  if (a > 1 &&\n      a < 5) {\n    return 1;\n  }\n  return 0;\n}\n"
+    body_only = "function f(a) {\n  if (a > 1) {\n    return 1;\n  }\n  return 0;\n}\n"
+    assert analysis.has_multiline_statement(header)
+    assert not analysis.has_multiline_statement(body_only)
+    assert analysis.statement_info(header)[2].names == ("a",)

@@ -115,6 +115,8 @@ THROWING: list[tuple[str, str, str, str]] = [
     ("throw null;", "0", "error:null", "null: null"),
     ("const e = new RangeError('r'); e.name = 'Other'; throw e;", "0", "error:RangeError", "RangeError: r"),
     ("return f(x + 1);", "0", "recursion", "RangeError: Maximum call stack size exceeded"),
+    # a revoked Proxy (its tag cannot be read), made where no traced variable holds it
+    ("throw ((r) => (r.revoke(), r.proxy))(Proxy.revocable({}, {}));", "0", "error:object", "object"),
 ]
 
 
