@@ -5,10 +5,11 @@ Representative programs (the shapes the JavaScript grammar draws: loops over arr
 a helper, ``while``, ``else if`` chains, Sets, Maps and objects), several arguments each. Prints:
 
 1. instrumenting a program (``instrument``, its cache cleared), µs per program;
-2. traced cases/s with ``trace_calls_js``: one ``node`` process for all the cases, each in a
-   fresh ``vm`` context (payloads, the run, reading the results back into Python);
-3. the same on 2 cores: two ``node`` processes side by side, half the cases each;
-4. the naive way, a fresh ``node`` per case (``trace_call_js`` per case), on a few cases;
+2. traced cases/s with ``trace_calls_js``: the tracer facet's ``trace`` job kind on a pool of one
+   ``node`` worker, each case in a fresh ``vm`` context (the pool started, payloads instrumented
+   in the parent, the run, the results read back into Python);
+3. the same on 2 cores: a pool of two ``node`` workers;
+4. the naive way, a fresh pool (one ``node``) per case (``trace_call_js`` per case), on a few cases;
 5. the share of a case spent creating its fresh ``vm`` context (timed in ``node``).
 
 Run: ``.venv/bin/python bench/js_trace.py [--cases N]``
@@ -22,13 +23,12 @@ import statistics
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from factory.languages.javascript.instrument import instrument  # noqa: E402
-from factory.languages.javascript.tracer import trace_call_js, trace_calls_js  # noqa: E402
+from factory.languages.javascript.trace_calls import trace_call_js, trace_calls_js  # noqa: E402
 
 PROGRAMS: list[tuple[str, list[str]]] = [
     (
@@ -211,15 +211,13 @@ def main() -> None:
     statuses = {r["status"] for r in results}
     assert statuses == {"ok"}, statuses
     steps = statistics.mean(len(r["steps"]) for r in results)
-    print(f"one node process: {one:.0f} cases/s ({len(todo)} cases, {steps:.1f} steps per case on average)")
+    print(f"one node worker: {one:.0f} cases/s ({len(todo)} cases, {steps:.1f} steps per case on average)")
 
     instrument.cache_clear()
-    halves = [todo[: len(todo) // 2], todo[len(todo) // 2 :]]
     start = time.perf_counter()
-    with ThreadPoolExecutor(2) as pool:
-        list(pool.map(trace_calls_js, halves))
+    trace_calls_js(todo, workers=2)
     two = len(todo) / (time.perf_counter() - start)
-    print(f"two node processes (2 cores): {two:.0f} cases/s")
+    print(f"two node workers (2 cores): {two:.0f} cases/s")
 
     few = todo[:20]
     start = time.perf_counter()

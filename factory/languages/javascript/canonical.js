@@ -141,15 +141,31 @@ function container(value, state) {
   throw new NotLiteral(`an object (${tag})`);
 }
 
-// The type a state answer names (values.py's `type_name`), for a value `canonical` prints.
+// The type name of a value (values.py's `type_name` for the values `canonical` prints): its
+// `typeof` for a primitive, `array`, `object` for a plain object or an instance of a class of the
+// program, `Set`, `Map`, an Error's constructor name (`TypeError`), else the internal tag
+// (`RegExp`). Read without running the program's code. The one naming of types: the runner's
+// output types, the tracer's state types, and the `error:<Type>` of a thrown value (thrown.js).
 function typeName(value) {
+  const kind = typeof value;
+  if (kind !== 'object') return kind;
   if (value === null) return 'null';
-  if (typeof value !== 'object') return typeof value;
   if (isArray(value)) return 'array';
-  const tag = objectToString.call(value);
-  if (tag === '[object Set]') return 'Set';
-  if (tag === '[object Map]') return 'Map';
-  return 'object';
+  const tag = objectToString.call(value).slice(8, -1);
+  if (tag === 'Error') return constructorName(value) || tag;
+  return tag === 'Object' ? 'object' : tag;
+}
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]{0,63}$/;
+
+// The name of an object's constructor, read from its prototype's own `constructor` data property
+// (no getter of the program runs); '' when there is none or it is not a short identifier.
+function constructorName(value) {
+  const proto = getPrototypeOf(value);
+  const ctor = proto === null ? undefined : getOwnPropertyDescriptor(proto, 'constructor');
+  if (!ctor || typeof ctor.value !== 'function') return '';
+  const name = getOwnPropertyDescriptor(ctor.value, 'name');
+  return name && typeof name.value === 'string' && IDENTIFIER.test(name.value) ? name.value : '';
 }
 
 module.exports = { canonical, typeName, NotLiteral, TooLong };

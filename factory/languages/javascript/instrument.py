@@ -28,8 +28,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import tree_sitter_javascript
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
+
+from factory.languages.javascript.values import parser
 
 #: Every name the instrumentation adds starts with this; programs that contain it are refused.
 PREFIX = "$$ev"
@@ -89,11 +90,6 @@ class Instrumented:
     sites: tuple[tuple[str, ...], ...]
 
 
-@functools.cache
-def _parser() -> Parser:
-    return Parser(Language(tree_sitter_javascript.language()))
-
-
 @functools.lru_cache(maxsize=256)
 def instrument(source: str) -> Instrumented:
     """The instrumented form of ``source`` (cached: a program's cases share it). Raises
@@ -109,7 +105,7 @@ def instrument(source: str) -> Instrumented:
             "both count as one line break: its line numbers would be ambiguous"
         )
     src = source.encode("utf-8")
-    tree = _parser().parse(src)
+    tree = parser().parse(src)
     root = tree.root_node
     if root.has_error:
         raise InstrumentError("the program does not parse as JavaScript")
@@ -129,21 +125,23 @@ def _top_level_names(root: Node) -> list[str]:
         elif child.type in ("lexical_declaration", "variable_declaration"):
             for declarator in child.named_children:
                 if declarator.type == "variable_declarator":
-                    names.extend(bound_names(_field(declarator, "name")))
+                    names.extend(bound_names(field_node(declarator, "name")))
     return list(dict.fromkeys(names))
 
 
-def _field(node: Node, name: str) -> Node:
+def field_node(node: Node, name: str) -> Node:
+    """The child in ``node``'s field ``name`` (the grammar guarantees it)."""
     child = node.child_by_field_name(name)
     assert child is not None, f"{node.type} without {name}"
     return child
 
 
 def _name(node: Node) -> str:
-    return _text(_field(node, "name"))
+    return node_text(field_node(node, "name"))
 
 
-def _text(node: Node) -> str:
+def node_text(node: Node) -> str:
+    """A node's source text."""
     assert node.text is not None
     return node.text.decode("utf-8")
 
@@ -152,42 +150,42 @@ def bound_names(pattern: Node) -> list[str]:
     """The names a binding pattern binds (an identifier, or an array/object destructuring)."""
     kind = pattern.type
     if kind in ("identifier", "shorthand_property_identifier_pattern"):
-        return [_text(pattern)]
+        return [node_text(pattern)]
     if kind == "pair_pattern":
-        return bound_names(_field(pattern, "value"))
+        return bound_names(field_node(pattern, "value"))
     if kind in ("assignment_pattern", "object_assignment_pattern"):
-        return bound_names(_field(pattern, "left"))
+        return bound_names(field_node(pattern, "left"))
     if kind in ("object_pattern", "array_pattern", "rest_pattern"):
         return [name for child in pattern.named_children for name in bound_names(child)]
     return []  # a member expression as a target (`for (o.k of xs)`), a comment: binds nothing
 
 
-def _params(function: Node) -> list[Node]:
+def parameters(function: Node) -> list[Node]:
     """The identifiers/patterns of a function's parameters."""
     single = function.child_by_field_name("parameter")  # `x => ...`
     if single is not None:
         return [single]
-    return [p for p in _field(function, "parameters").named_children if p.type != "comment"]
+    return [p for p in field_node(function, "parameters").named_children if p.type != "comment"]
 
 
-def _function_name(function: Node) -> str:
+def function_name(function: Node) -> str:
     """A traced frame's ``func``: the function's name, else the name it is bound to where it is
     defined (``const g = () => {}``, ``g = function () {}``, ``{g: () => {}}``), else ``<anonymous>``."""
     name = function.child_by_field_name("name")
     if name is not None:
-        return _text(name)
+        return node_text(name)
     parent = function.parent
     if parent is not None:
-        if parent.type == "variable_declarator" and _field(parent, "name").type == "identifier":
+        if parent.type == "variable_declarator" and field_node(parent, "name").type == "identifier":
             return _name(parent)
         if parent.type == "assignment_expression":
-            left = _field(parent, "left")
+            left = field_node(parent, "left")
             if left.type == "identifier":
-                return _text(left)
+                return node_text(left)
             if left.type == "member_expression":
-                return _text(_field(left, "property"))
+                return node_text(field_node(left, "property"))
         if parent.type == "pair":
-            return _text(_field(parent, "key"))
+            return node_text(field_node(parent, "key"))
     return "<anonymous>"
 
 
@@ -289,7 +287,7 @@ class _Rewriter:
         """A function: a frame of its own whose body starts by creating its frame record."""
         if _is_async(node):
             raise _unsupported("an async function", node)
-        body = _field(node, "body")
+        body = field_node(node, "body")
         if body.type != "statement_block":  # an expression-bodied arrow: no statements, no frame
             outer, self.frame = self.frame, None
             try:
@@ -297,7 +295,7 @@ class _Rewriter:
             finally:
                 self.frame = outer
         scope: dict[str, int | None] = {}
-        for param in _params(node):
+        for param in parameters(node):
             for name in bound_names(param):
                 scope.setdefault(name, param.start_byte)
         _collect_vars(body, scope)
@@ -305,7 +303,7 @@ class _Rewriter:
         outer, self.frame = self.frame, _Frame(scope)
         try:
             site, values = self.site(body.start_byte)
-            enter = f"const {_FRAME}=$$evE({_js_string(_function_name(node))},{site},{values});"
+            enter = f"const {_FRAME}=$$evE({_js_string(function_name(node))},{site},{values});"
             return self.text(node, {_index(node, "body"): self._body(body, enter)})
         finally:
             self.frame = outer
@@ -318,7 +316,7 @@ class _Rewriter:
         directives = True
         for child in statements:
             parts.append(self.src[at : child.start_byte].decode("utf-8"))
-            if directives and not _is_directive(child) and child.type != "comment":
+            if directives and not is_directive(child) and child.type != "comment":
                 directives = False
                 parts.append(enter)
             parts.append(self.text(child) if directives else self.node(child))
@@ -351,15 +349,15 @@ class _Rewriter:
         return _braced(node, statement)
 
     def if_statement(self, node: Node) -> str:
-        return self.text(node, {_index(node, "condition"): self.test(node, _field(node, "condition"))})
+        return self.text(node, {_index(node, "condition"): self.test(node, field_node(node, "condition"))})
 
     def while_statement(self, node: Node) -> str:
-        return self.text(node, {_index(node, "condition"): self.test(node, _field(node, "condition"))})
+        return self.text(node, {_index(node, "condition"): self.test(node, field_node(node, "condition"))})
 
     def do_statement(self, node: Node) -> str:
         # `do {...} while (c)`: the test is the loop's step, at the line of `while`.
         keyword = next(c for c in node.children if c.type == "while")
-        condition = _field(node, "condition")
+        condition = field_node(node, "condition")
         test = self.test(keyword, condition, at=condition.start_byte)
         return self.text(node, {_index(node, "condition"): test})
 
@@ -373,7 +371,7 @@ class _Rewriter:
         """``for (init; test; update)``: a step each time the test is evaluated (init and update
         run before it, so their changes are that step's)."""
         scope: dict[str, int | None] = {}
-        init = _field(node, "initializer")
+        init = field_node(node, "initializer")
         if init.type == "lexical_declaration":
             _declare(init, scope)
         line = node.start_point.row + 1
@@ -398,10 +396,10 @@ class _Rewriter:
         """``for (x of xs)`` / ``for (k in o)``: a step before each ``next()`` of the iteration
         (the last one finds it done), its changes captured at the start of the body. ``for…in``
         becomes a ``for…of`` over the keys ``$$evK`` yields (the keys ``for…in`` visits)."""
-        operator = _field(node, "operator")
-        right = _field(node, "right")
-        body = _field(node, "body")
-        left = _field(node, "left")
+        operator = field_node(node, "operator")
+        right = field_node(node, "right")
+        body = field_node(node, "body")
+        left = field_node(node, "left")
         kind = node.child_by_field_name("kind")
         scope: dict[str, int | None] = {}
         if kind is not None and kind.type in ("let", "const"):
@@ -434,10 +432,10 @@ class _Rewriter:
 
     def catch_clause(self, node: Node) -> str:
         param = node.child_by_field_name("parameter")
-        body = _field(node, "body")
+        body = field_node(node, "body")
         # The caught value is checked before the body: a pattern (or no parameter) becomes a
         # parameter of our own, and the pattern is bound from it after the check.
-        caught = _text(param) if param is not None and param.type == "identifier" else _CAUGHT
+        caught = node_text(param) if param is not None and param.type == "identifier" else _CAUGHT
         pending = self._pending(node, caught)
         scope: dict[str, int | None] = {}
         unpack = ""
@@ -454,7 +452,7 @@ class _Rewriter:
         return f"catch ({caught}) {self.scoped(scope, build)}"
 
     def finally_clause(self, node: Node) -> str:
-        body = _field(node, "body")
+        body = field_node(node, "body")
         inner = self.node(body)
         return self.text(node, {node.children.index(body): "{" + self._pending(node, "void 0") + inner[1:]})
 
@@ -490,7 +488,7 @@ def _index(node: Node, field: str) -> int:
     return next(i for i in range(node.child_count) if node.field_name_for_child(i) == field)
 
 
-def _is_directive(node: Node) -> bool:
+def is_directive(node: Node) -> bool:
     """A directive such as ``"use strict";``: a statement that is a lone string (never a step)."""
     named = [c for c in node.named_children if c.type != "comment"]
     return node.type == "expression_statement" and len(named) == 1 and named[0].type == "string"
@@ -519,13 +517,13 @@ def _collect_vars(node: Node, scope: dict[str, int | None]) -> None:
         if child.type == "variable_declaration":
             for declarator in child.named_children:
                 if declarator.type == "variable_declarator":
-                    name = _field(declarator, "name")
+                    name = field_node(declarator, "name")
                     for bound in bound_names(name):
                         scope.setdefault(bound, name.start_byte)
         elif child.type == "for_in_statement":
             kind = child.child_by_field_name("kind")
             if kind is not None and kind.type == "var":
-                left = _field(child, "left")
+                left = field_node(child, "left")
                 for bound in bound_names(left):
                     scope.setdefault(bound, left.start_byte)
         _collect_vars(child, scope)
@@ -545,7 +543,7 @@ def _declare(declaration: Node, scope: dict[str, int | None]) -> None:
     """The names a ``let``/``const`` declaration binds, each at its declarator's name."""
     for declarator in declaration.named_children:
         if declarator.type == "variable_declarator":
-            name = _field(declarator, "name")
+            name = field_node(declarator, "name")
             for bound in bound_names(name):
                 scope[bound] = name.start_byte
 

@@ -24,6 +24,7 @@ import shutil
 import signal
 import struct
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,12 @@ WORKER_JS = Path(__file__).with_name("worker.js")
 
 #: The job kinds of the node worker: kind -> "file.js:function" (the file next to worker.js).
 KINDS: dict[str, str] = {"run": "worker.js:run"}
+
+#: Job kinds whose worker payload the parent makes from the stage's before sending the job (kind ->
+#: function): the tracer facet (``tracer.py``) adds its kinds when it is imported, which it is to
+#: give its ``KINDS``; their payload maker instruments the program (node cannot parse it with
+#: tree-sitter). The runner's own kinds send the stage's payload as it is.
+PAYLOAD_MAKERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 #: The shared memory the worker writes before each job: jobs started, its CPU seconds then.
 NODE_PROGRESS = struct.Struct("<Qd")
@@ -90,7 +97,8 @@ class NodeWorker(WorkerSpec):
         return env
 
     def encode(self, kind: str, payload: dict[str, Any]) -> bytes:
-        return json_frame_payload(kind, payload)
+        make = PAYLOAD_MAKERS.get(kind)
+        return json_frame_payload(kind, payload if make is None else make(payload))
 
     def decode(self, data: bytes) -> dict[str, Any]:
         return _loads(data)
@@ -123,4 +131,4 @@ def _loads(data: bytes) -> dict[str, Any]:
 
 WORKER = NodeWorker()
 
-__all__ = ["KINDS", "NODE_PROGRESS", "WORKER", "NodeWorker"]
+__all__ = ["KINDS", "NODE_PROGRESS", "PAYLOAD_MAKERS", "WORKER", "NodeWorker"]

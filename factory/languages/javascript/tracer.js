@@ -2,14 +2,17 @@
 // The JavaScript tracer's runtime: runs one call of a program instrumented by
 // factory/languages/javascript/instrument.py in a fresh `vm` context and returns the trace, in
 // the shape of the Python tracer's result (factory/trace/tracer.py: status, output_repr,
-// output_type, steps, states, error). The rules are in docs/languages.md section 6.2.
+// output_type, steps, states, error). The rules are in docs/languages.md section 6.3.
 //
-// `traceJob(payload)` is the whole runtime (a worker pool calls it); run as a script, this file
-// reads payloads as JSON lines on stdin and writes one result line for each.
+// The job kinds of the node worker (worker.js, the tracer facet's KINDS): `traceJob` gives that
+// result, `traceRowJob` the trace as the trace stage stores it, `traceDigestJob` only its digest
+// (factory/trace/jobs.py's kinds, same payloads and result shapes).
 
+const crypto = require('crypto');
 const vm = require('vm');
-const { canonical, NotLiteral } = require('./canonical.js');
+const { canonical, typeName, NotLiteral } = require('./canonical.js');
 const { freshContext } = require('./context.js');
+const { isStackOverflow, thrownStatus, thrownText } = require('./thrown.js');
 
 const objectToString = Object.prototype.toString;
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -41,25 +44,6 @@ function script(code) {
 }
 
 // --- values ---------------------------------------------------------------------------------
-
-// The type a state names (values.py's type_name for literal values; typeof or the internal tag
-// for the others).
-function typeName(value) {
-  const kind = typeof value;
-  if (kind !== 'object') return kind;
-  if (value === null) return 'null';
-  if (isArray(value)) return 'array';
-  const tag = objectToString.call(value).slice(8, -1);
-  if (tag === 'Error') return constructorName(value) || tag;
-  return tag === 'Object' ? 'object' : tag;
-}
-
-// The name of an object's constructor, read without running the program's code ('' if none).
-function constructorName(value) {
-  const proto = getPrototypeOf(value);
-  const ctor = proto === null ? undefined : getOwnPropertyDescriptor(proto, 'constructor');
-  return ctor && typeof ctor.value === 'function' && typeof ctor.value.name === 'string' ? ctor.value.name : '';
-}
 
 // The text of a value with no literal: canonical's form where it has one, NaN, Infinity and -0
 // as JavaScript prints them, functions and other objects as <...>.
@@ -485,48 +469,22 @@ function* forInKeys(object) {
   for (const key of keys) if (key in target) yield key;
 }
 
-// `error:<Type>` of a thrown value (its constructor's name, or its type for a non-object).
-function errorStatus(error) {
-  if (isPrimitive(error)) return `error:${typeName(error)}`;
-  return `error:${constructorName(error) || typeName(error)}`;
-}
-
-function errorText(error) {
-  let text;
-  try {
-    if (!isPrimitive(error) && objectToString.call(error) === '[object Error]') {
-      const message = String(error.message);
-      text = message ? `${errorStatus(error).slice(6)}: ${message}` : errorStatus(error).slice(6);
-    } else {
-      text = `${errorStatus(error).slice(6)}: ${looseText(error, new Set())}`;
-    }
-  } catch {
-    text = errorStatus(error).slice(6);
-  }
-  return text.split('\n')[0].slice(0, 300);
-}
-
-function isStackOverflow(error) {
-  try {
-    return (
-      !isPrimitive(error) &&
-      objectToString.call(error) === '[object Error]' &&
-      error.name === 'RangeError' &&
-      String(error.message).includes('call stack')
-    );
-  } catch {
-    return false;
-  }
-}
-
 function bare(status, error) {
   return { status, output_repr: null, output_type: null, steps: [], states: [], error };
 }
 
-// One traced call. payload: {code, sites} from instrument.py, `entry` (a top-level name),
-// `args` (the argument list as literal text, already checked by the caller), the limits
-// `max_steps`, `max_repr`, `max_state_bytes`, and optionally `capture` (false: steps only).
+function firstLine(text) {
+  const end = text.indexOf('\n');
+  return end < 0 ? text : text.slice(0, end);
+}
+
+// One traced call, as factory/trace/tracer.py's trace_call gives it. The payload is what the
+// tracer facet (tracer.py) made of the stage's: {code, sites} from instrument.py, `entry` (a
+// top-level name), `args` (the argument list's text: each value must have a literal), the limits
+// `max_steps`, `max_repr`, `max_state_bytes`, and `capture` (false: steps only); or
+// {refused: {status, error}} for a call the parent found it cannot trace (bad_program, bad_args).
 function traceJob(payload) {
+  if (payload.refused) return bare(payload.refused.status, payload.refused.error);
   const { context } = freshContext(MAX_OUTPUT_BYTES);
   const run = new Run(payload);
   [run.sentinel, run.TypeError] = SENTINEL.runInContext(context);
@@ -534,7 +492,7 @@ function traceJob(payload) {
   try {
     table = script(payload.code).runInContext(context)(...run.hooks());
   } catch (error) {
-    return bare('bad_program', errorText(error));
+    return bare('bad_program', firstLine(thrownText(error)));
   }
   if (!hasOwn.call(table, payload.entry) || typeof table[payload.entry] !== 'function') {
     return bare('bad_program', `no function ${stringify(payload.entry)} in the program`);
@@ -543,7 +501,12 @@ function traceJob(payload) {
   try {
     args = vm.runInContext(`[${payload.args}\n]`, context);
   } catch (error) {
-    return bare('bad_args', errorText(error));
+    return bare('bad_args', `the args do not evaluate: ${firstLine(thrownText(error))}`);
+  }
+  try {
+    for (let i = 0; i < args.length; i++) canonical(args[i]); // each a value with a literal, as the runner's
+  } catch (error) {
+    return bare('bad_args', `the args are not literals: ${error instanceof NotLiteral ? error.message : 'no literal'}`);
   }
   let output;
   let status = 'ok';
@@ -553,8 +516,8 @@ function traceJob(payload) {
     output = table[payload.entry](...args);
   } catch (thrown) {
     if (thrown !== run.sentinel) {
-      status = isStackOverflow(thrown) ? 'recursion' : errorStatus(thrown);
-      error = errorText(thrown);
+      status = thrownStatus(thrown);
+      error = firstLine(thrownText(thrown));
     }
   } finally {
     run.active = false;
@@ -569,19 +532,50 @@ function traceJob(payload) {
   return run.result(status, output, error);
 }
 
-module.exports = { traceJob, typeName };
 
-if (require.main === module) {
-  const fs = require('fs');
-  const input = fs.readFileSync(0, 'utf8');
-  for (const line of input.split('\n')) {
-    if (!line.trim()) continue;
-    let result;
-    try {
-      result = traceJob(JSON.parse(line));
-    } catch (error) {
-      result = bare('tracer_error', String(error && error.message).split('\n')[0]);
-    }
-    fs.writeSync(1, `${stringify(result)}\n`);
-  }
+// A trace's digest: equal for two runs exactly when their steps and states are (the trace stage
+// compares the runs of its two hash seeds by it). JavaScript's texts do not depend on the hash
+// seed (Sets, Maps and objects keep their order), so the texts are hashed as they are. The parts
+// are those of factory/trace/stored.py's `trace_digest`; the hash is SHA-256 (cut to 128 bits),
+// not its BLAKE2b-128, which node's OpenSSL does not offer: a digest is only ever compared with
+// another of the same tracer.
+function digestOf(trace) {
+  const parts = trace.steps.map((s) => `${s.line}\0${s.func}`);
+  parts.push('\x01');
+  for (const s of trace.states) parts.push(`${s.step}\0${s.var}\0${s.type}\0${s.repr}`);
+  return crypto.createHash('sha256').update(parts.join('\n'), 'utf8').digest('hex').slice(0, 32);
 }
+
+// The text of `value` as Python's json.dumps(value, separators=(',', ':')) writes it: JSON.stringify
+// (which escapes lone surrogates) with every other non-ASCII character escaped as ensure_ascii does.
+function asciiJson(value) {
+  return stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+// A result without its steps and states, with `digest` (null unless ok): factory/trace/jobs.py's.
+function summary(trace, digest) {
+  const { status, output_repr, output_type, error } = trace;
+  return { status, output_repr, output_type, error, digest };
+}
+
+// Job kind `trace_digest`: the trace's digest only (the second hash seed's run).
+function traceDigestJob(payload) {
+  const trace = traceJob(payload);
+  return summary(trace, trace.status === 'ok' ? digestOf(trace) : null);
+}
+
+// Job kind `trace_row`: the trace as the trace stage stores it (`trace`: the compact JSON of
+// status, output, steps and states, byte for byte factory/trace/stored.py's `stored_json`), its
+// `digest`, `trace_length` and `n_states`.
+function traceRowJob(payload) {
+  const trace = traceJob(payload);
+  if (trace.status !== 'ok') return summary(trace, null);
+  const out = summary(trace, digestOf(trace));
+  const { status, output_repr, output_type, steps, states } = trace;
+  out.trace = asciiJson({ status, output_repr, output_type, steps, states });
+  out.trace_length = steps.length;
+  out.n_states = states.length;
+  return out;
+}
+
+module.exports = { traceJob, traceRowJob, traceDigestJob };

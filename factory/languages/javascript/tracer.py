@@ -1,167 +1,83 @@
-"""The JavaScript tracer: the Python tracer's semantics (docs/design.md §4) for JavaScript programs,
-by instrumenting the source (``instrument``) and running it with ``tracer.js`` under ``node``.
+"""JavaScript's ``tracer`` facet: the job kinds ``trace``, ``trace_row`` and ``trace_digest`` of the
+node worker (``runner.WORKER``), run by ``tracer.js`` (docs/languages.md §6.3).
 
-``trace_call_js`` gives the result ``factory.trace.tracer.trace_call`` gives (status,
-``output_repr``, ``output_type``, ``steps``, ``states``, ``error``), with JavaScript's canonical
-text and type names; docs/languages.md §6.3 has the rules and where they differ from Python's.
-``trace_payload`` is the job a worker runs (``traceJob`` of ``tracer.js``, in a fresh ``vm``
-context); ``trace_calls_js`` runs many in one ``node`` process (a fresh ``node`` costs ~40 ms).
+They take the payloads of Python's kinds (``factory.trace.jobs``: ``source``, ``entry``, ``args``,
+the limits ``max_steps``, ``max_repr``, ``max_state_bytes``, optionally ``capture``; ``code`` and
+``one_line``, Python's, are ignored) and give the same result shapes: ``trace`` the result of
+``factory.trace.tracer.trace_call``, ``trace_row`` the stored trace JSON with its ``digest``,
+``trace_length`` and ``n_states``, ``trace_digest`` only the digest. So the trace stage's
+``Executor.from_params(..., kinds=lang.facet("tracer").KINDS, language=lang)`` traces JavaScript.
+
+Node cannot parse JavaScript with tree-sitter, so the parent instruments the program before it
+sends a job: importing this module adds ``job_payload`` to ``runner.PAYLOAD_MAKERS`` for these
+kinds (cached per program by ``instrument``: the rows of a program come together). A call the
+parent finds it cannot trace (the program does not instrument, bad limits) travels as its
+refusal, which the worker answers in the kind's shape; the worker checks the arguments.
 """
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from factory.errors import UserError
+from factory.languages.javascript import runner
 from factory.languages.javascript.instrument import IDENTIFIER, InstrumentError, instrument
-from factory.languages.javascript.values import parse_args
 
-#: The runtime (package data, like ``canonical.js``, which it loads).
-TRACER_JS = Path(__file__).with_name("tracer.js")
-#: ``node``'s heap limit for a tracing process (MiB): a run past it ends as ``memory``.
-HEAP_MB = 1024
-#: Seconds a case may take in ``trace_calls_js`` (the process is killed past it: ``timeout``).
-CASE_TIMEOUT_S = 10.0
+#: kind -> "file.js:function" of the node worker (worker.js resolves it next to itself).
+KINDS = {
+    "trace": "tracer.js:traceJob",
+    "trace_row": "tracer.js:traceRowJob",
+    "trace_digest": "tracer.js:traceDigestJob",
+}
+#: The limits every payload holds (``factory.trace.jobs.LIMITS``).
+LIMITS = ("max_steps", "max_repr", "max_state_bytes")
 
-_LIMITS = ("max_steps", "max_repr", "max_state_bytes")
 
-
-def trace_payload(
-    source: str,
-    entry: str,
-    args: str,
-    *,
-    max_steps: int,
-    max_repr: int,
-    max_state_bytes: int,
-    capture: bool = True,
-) -> dict[str, Any]:
-    """The payload of ``traceJob`` (``tracer.js``) for one call, or, when the program cannot be
-    traced, the ``bad_program`` result itself (it has a ``status``). Raises UserError when
-    ``args`` are not JavaScript literals or a limit is not a positive int."""
-    limits = {"max_steps": max_steps, "max_repr": max_repr, "max_state_bytes": max_state_bytes}
-    for name, value in limits.items():
+def check_call(payload: dict[str, Any]) -> None:
+    """Raise UserError when a limit of the payload is not a positive int or it asks for
+    ``eval_args``. Its ``args`` are checked by the worker, as the runner's are: the values the
+    argument text gives in the program's context must each have a literal (``bad_args``
+    otherwise; parsing them here cost the parent more than the rest of a job)."""
+    for name in LIMITS:
+        value = payload.get(name)
         if type(value) is not int or value < 1:
             raise UserError(f"{name} must be a positive int, got {value!r}")
+    if payload.get("eval_args"):
+        raise UserError("eval_args: JavaScript arguments are literals only")
+
+
+def job_payload(payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload ``tracer.js`` runs for a stage's payload: the instrumented program (``code``,
+    ``sites``), ``entry``, ``args``, ``capture`` and the limits; or ``{"refused": {status, error}}``
+    (``bad_args``, ``bad_program``)."""
     try:
-        parse_args(args)
-    except (ValueError, SyntaxError) as exc:
-        raise UserError(f"args are not JavaScript literals: {args[:200]!r} ({exc})") from None
+        check_call(payload)
+    except UserError as exc:
+        return _refused("bad_args", str(exc))
+    entry = payload.get("entry", "f")
+    source = payload.get("source")
+    if not isinstance(source, str) or not isinstance(entry, str):
+        return _refused("bad_program", "source and entry must be strings")
     try:
         program = instrument(source)
     except InstrumentError as exc:
-        return bad_program(str(exc))
+        return _refused("bad_program", str(exc))
     if not IDENTIFIER.match(entry):
-        return bad_program(f"no function {entry!r} in the program")
+        return _refused("bad_program", f"no function {entry!r} in the program")
     return {
         "code": program.code,
         "sites": program.sites,
         "entry": entry,
-        "args": args,
-        "capture": capture,
-        **limits,
+        "args": payload.get("args", ""),
+        "capture": payload.get("capture", True),
+        **{name: payload[name] for name in LIMITS},
     }
 
 
-def bad_program(error: str) -> dict[str, Any]:
-    """The result for a program that cannot be traced."""
-    return {
-        "status": "bad_program",
-        "output_repr": None,
-        "output_type": None,
-        "steps": [],
-        "states": [],
-        "error": error,
-    }
+def _refused(status: str, error: str) -> dict[str, Any]:
+    return {"refused": {"status": status, "error": error}}
 
 
-def trace_call_js(
-    source: str,
-    entry: str,
-    args: str,
-    *,
-    capture: bool = True,
-    max_steps: int | None = None,
-    max_repr: int | None = None,
-    max_state_bytes: int | None = None,
-) -> dict[str, Any]:
-    """Run ``entry(<args>)`` of the JavaScript ``source`` under the tracer and return the trace,
-    in the shape of ``factory.trace.tracer.trace_call``'s result. A limit left out is
-    ``TraceParams``' default. Raises UserError on bad args or limits."""
-    return trace_calls_js(
-        [(source, entry, args)],
-        capture=capture,
-        max_steps=max_steps,
-        max_repr=max_repr,
-        max_state_bytes=max_state_bytes,
-    )[0]
+runner.PAYLOAD_MAKERS.update(dict.fromkeys(KINDS, job_payload))
 
-
-def trace_calls_js(
-    cases: Sequence[tuple[str, str, str]],
-    *,
-    capture: bool = True,
-    max_steps: int | None = None,
-    max_repr: int | None = None,
-    max_state_bytes: int | None = None,
-    timeout_s: float = CASE_TIMEOUT_S,
-) -> list[dict[str, Any]]:
-    """``trace_call_js`` of each ``(source, entry, args)``, in one ``node`` process (each call
-    in a fresh ``vm`` context). A case that kills the process (its heap past ``HEAP_MB``: status
-    ``memory``) or outlasts ``timeout_s`` (``timeout``) ends only itself: the rest run in a new
-    process."""
-    limits = _limits(max_steps, max_repr, max_state_bytes)
-    payloads = [trace_payload(s, e, a, capture=capture, **limits) for s, e, a in cases]
-    results: list[dict[str, Any] | None] = [p if "status" in p else None for p in payloads]
-    todo = [i for i, r in enumerate(results) if r is None]
-    while todo:
-        done = _run_node([payloads[i] for i in todo], timeout_s * len(todo) + 5)
-        for i, result in zip(todo, done, strict=False):
-            results[i] = result
-        todo = todo[len(done) :]
-    return [r for r in results if r is not None]
-
-
-def _limits(max_steps: int | None, max_repr: int | None, max_state_bytes: int | None) -> dict[str, int]:
-    """The limits, ``TraceParams``' defaults for those left out."""
-    from factory.params import TraceParams
-
-    defaults = TraceParams()
-    given = {"max_steps": max_steps, "max_repr": max_repr, "max_state_bytes": max_state_bytes}
-    return {name: getattr(defaults, name) if given[name] is None else given[name] for name in _LIMITS}  # type: ignore[misc]
-
-
-def node_binary() -> str:
-    """The ``node`` executable (Node.js ≥ 20, a requirement of the project: README)."""
-    node = shutil.which("node")
-    if node is None:
-        raise UserError("node (Node.js >= 20) is not on PATH: the JavaScript tracer needs it")
-    return node
-
-
-def _run_node(payloads: list[dict[str, Any]], timeout_s: float) -> list[dict[str, Any]]:
-    """Results of ``payloads`` run in order by one ``node tracer.js``: all of them, or those
-    before the case that ended the process followed by that case's ``memory``/``timeout``."""
-    command = [node_binary(), f"--max-old-space-size={HEAP_MB}", str(TRACER_JS)]
-    stdin = "".join(json.dumps(p) + "\n" for p in payloads)
-    try:
-        done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=timeout_s)
-        out, failed = done.stdout, done.returncode != 0
-        status = "memory" if "heap out of memory" in done.stderr else "tracer_error"
-        detail = (
-            [f"node ran out of heap ({HEAP_MB} MiB)"] if status == "memory" else done.stderr.splitlines()[-1:]
-        )
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
-        failed, status, detail = True, "timeout", []
-    results = [json.loads(line) for line in out.splitlines() if line.strip()]
-    if failed and len(results) < len(payloads):
-        results.append({**bad_program(detail[0] if detail else status), "status": status})
-    elif len(results) != len(payloads):
-        raise RuntimeError(f"tracer.js gave {len(results)} results for {len(payloads)} payloads")
-    return results
+__all__ = ["KINDS", "LIMITS", "check_call", "job_payload"]

@@ -258,7 +258,9 @@ def _is_primitive(value: Any) -> bool:
 
 
 @cache
-def _parser() -> Parser:
+def parser() -> Parser:
+    """The tree-sitter-javascript parser (one per process; the instrumenter and the statement
+    analysis parse with it too)."""
     return Parser(Language(tree_sitter_javascript.language()))
 
 
@@ -284,7 +286,7 @@ def parse_args(text: str) -> tuple[Any, ...]:
 def _expression(text: str) -> Node:
     """The one expression of ``text`` (SyntaxError otherwise)."""
     source = f"({text}\n);"
-    tree = _parser().parse(source.encode())
+    tree = parser().parse(source.encode())
     root = tree.root_node
     statements = [c for c in root.named_children if c.type != "comment"]
     if root.has_error or len(statements) != 1 or statements[0].type != "expression_statement":

@@ -19,6 +19,7 @@ const path = require('path');
 const vm = require('vm');
 const { canonical, typeName, NotLiteral, TooLong } = require('./canonical.js');
 const { freshContext } = require('./context.js');
+const { thrownStatus, thrownText } = require('./thrown.js');
 
 const config = require.main === module ? JSON.parse(process.argv[2] || '{}') : {};
 const MAX_OUTPUT_REPR = config.max_output_repr ?? 2000;
@@ -28,18 +29,14 @@ const HOLD_MS = 2; // how long finished answers may wait to be sent together
 const CACHE_SIZE = 256;
 const MAX_DETAIL = 300;
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
-const STACK_OVERFLOW = 'Maximum call stack size exceeded';
 
 const OK = 'ok';
 const BAD_PROGRAM = 'bad_program';
 const NON_LITERAL = 'non_literal';
 const OUTPUT_TOO_LONG = 'output_too_long';
-const RECURSION = 'recursion';
 const CRASH = 'crash';
 
 const apply = Reflect.apply;
-const objectToString = Object.prototype.toString;
-const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
 
 /** A small least-recently-used cache of compiled scripts (a vm.Script runs in any context). */
 class Scripts {
@@ -82,30 +79,10 @@ function stringProperty(value, key, fallback) {
   }
 }
 
-/** The result for a value the program threw: `error:<Name>` for an Error (its `name`), with
- * `Name: message` as the detail; `recursion` for a stack overflow; `error:<type>` (values.py's type
- * names: `string`, `object`...) for a thrown value that is not an Error. */
+/** The result for a value the program threw: `error:<Type>` or `recursion`, with `Type: message`
+ * as the detail (thrown.js, the tracer's naming too). */
 function thrown(error) {
-  let tag;
-  try {
-    tag = objectToString.call(error);
-  } catch {
-    tag = '';
-  }
-  if (tag !== '[object Error]') {
-    let shown;
-    try {
-      shown = canonical(error, MAX_DETAIL);
-    } catch {
-      shown = '';
-    }
-    return drop(`error:${typeName(error)}`, shown);
-  }
-  let name = stringProperty(error, 'name', 'Error');
-  if (!IDENTIFIER.test(name) || name.length > 64) name = 'Error';
-  const message = stringProperty(error, 'message', '');
-  if (name === 'RangeError' && message === STACK_OVERFLOW) return drop(RECURSION, `${name}: ${message}`);
-  return drop(`error:${name}`, message ? `${name}: ${message}` : name);
+  return drop(thrownStatus(error), thrownText(error));
 }
 
 /** `ok` with the value's canonical text and type name, or why it has none. */

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from factory.errors import UserError
-from factory.languages.javascript import tracer
+from factory.languages.javascript import trace_calls
 from factory.languages.javascript.instrument import InstrumentError, instrument
-from factory.languages.javascript.tracer import trace_call_js, trace_calls_js
+from factory.languages.javascript.trace_calls import trace_call_js, trace_calls_js
 from factory.languages.javascript.values import js_map, js_set, literal
 from factory.trace.stored import trace_digest
 from factory.trace.tracer import trace_call
@@ -547,7 +547,7 @@ def test_long_values_are_truncated_and_huge_ones_stop_the_trace() -> None:
 
 
 def test_a_case_that_exhausts_the_heap_ends_only_itself(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tracer, "HEAP_MB", 64)
+    monkeypatch.setattr(trace_calls, "HEAP_MB", 64)
     bomb = "function f() {\n  const a = [];\n  while (true) a.push(new Array(1e5).fill(0));\n}\n"
     cases = [(LOOPS, "f", "3"), (bomb, "f", ""), (LOOPS, "f", "2")]
     done = trace_calls_js(cases, capture=False, max_steps=10**6)
