@@ -1,6 +1,6 @@
 """The code each DVC stage runs, derived statically from its ``cmd`` (used by ``test_dvc_deps.py``).
 
-A stage's **code closure** is the set of this project's Python files its command can execute:
+A stage's **code closure** is the set of this project's code files (Python, and the JavaScript its node workers run) its command can execute:
 
 - ``execverify <command> …``: the typer command function in ``factory/cli/`` and the project
   modules it imports (in its body, or at the top of its CLI module for the names it uses, or through
@@ -11,6 +11,8 @@ A stage's **code closure** is the set of this project's Python files its command
   module (a job kind ``"factory.trace.tracer:trace_job"``, the ``"factory.sandbox.worker"`` of a
   ``python -m`` argv); and a ``"name.py"`` constant naming a file beside its module (a script the
   module starts; a script's bare imports resolve to the files beside it, as its ``sys.path[0]``);
+  a ``"name.js"`` or ``"name.js:function"`` constant naming a JavaScript file beside its module (the
+  node worker's script, a job kind of it), and the files a ``.js`` file ``require``s (``./name.js``);
   and a call ``<language>.facet("name")`` (``factory.languages.base.Language.facet``): every
   language's ``factory/languages/<language>/name.py``, the module that call imports by its name.
 
@@ -38,6 +40,8 @@ PACKAGE = "factory"  # the project's importable package (train/ holds scripts, n
 CLI = "factory/cli"
 DATA_FOLDERS = ("data", "grammars")  # deps under these are data, never code
 MODULE_STRING = re.compile(r"(factory(?:\.\w+)+)(?::[\w.]+)?")
+JS_FILE_STRING = re.compile(r"([\w-]+\.js)(?::\w+)?")  # "worker.js", a job kind "tracer.js:traceJob"
+JS_REQUIRE = re.compile(r"""require\(\s*['"]\./([\w-]+\.js)['"]\s*\)""")
 LANGUAGES = "factory/languages"  # a language's facets: factory/languages/<language>/<facet>.py
 
 
@@ -148,6 +152,9 @@ class Project:
     ) -> Iterator[tuple[str, bool]]:
         """(file, runs as a script) for each project file that ``path`` (or only ``nodes`` of it)
         imports or names."""
+        if path.endswith(".js"):
+            yield from self._required(path)
+            return
         parsed = self.parse(path)
         folder = str(Path(path).parent)
         if nodes is None:  # a module-level __getattr__ runs only for a name that needs it
@@ -174,6 +181,17 @@ class Project:
                     sibling = f"{folder}/{node.value}"
                     if (self.root / sibling).is_file():
                         yield sibling, True
+                elif js := JS_FILE_STRING.fullmatch(node.value):
+                    sibling = f"{folder}/{js.group(1)}"
+                    if (self.root / sibling).is_file():
+                        yield sibling, False
+
+    def _required(self, path: str) -> Iterator[tuple[str, bool]]:
+        """The project's JavaScript files a ``.js`` file loads (``require('./name.js')``)."""
+        folder = str(Path(path).parent)
+        for name in JS_REQUIRE.findall((self.root / path).read_text(encoding="utf-8")):
+            if (self.root / folder / name).is_file():
+                yield f"{folder}/{name}", False
 
     def attribute(self, module: str, name: str) -> Iterator[tuple[str, bool]]:
         """What ``from module import name`` reaches beyond ``module``: the submodule ``name``, or
@@ -460,11 +478,12 @@ def missing(stage: Stage, outputs: set[str], root: Path = REPO) -> list[str]:
 
 
 def is_code(dep: str, outputs: set[str], root: Path = REPO) -> bool:
-    """A ``.py`` file or a folder of them, other than data (``data/``, ``grammars/``, outputs)."""
+    """A ``.py`` or ``.js`` file or a folder of them, other than data (``data/``, ``grammars/``,
+    outputs)."""
     if dep in outputs or dep.split("/")[0] in DATA_FOLDERS:
         return False
     target = root / dep
-    return dep.endswith(".py") or (target.is_dir() and any(target.rglob("*.py")))
+    return dep.endswith((".py", ".js")) or (target.is_dir() and any(target.rglob("*.py")))
 
 
 def unused(stage: Stage, closure: Collection[str], outputs: set[str], root: Path = REPO) -> list[str]:

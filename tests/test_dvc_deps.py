@@ -169,12 +169,17 @@ FAKE = {
             from factory.typing_only import T
         KINDS = {"job": "factory.c.job:run_job", "argv": ["-m", "factory.c.main"]}
         CHILD = "child.py"
+        WORKER, JS_KINDS = "worker.js", {"trace": "tracer.js:traceJob"}
         def run():
             import factory.lazy
         """,
     "factory/a/helper.py": "",
     "factory/a/child.py": "import sibling\nimport json\n",
     "factory/a/sibling.py": "",
+    "factory/a/worker.js": "const vm = require('vm');\nconst { canonical } = require('./canonical.js');\n",
+    "factory/a/tracer.js": "const { x } = require( \"./canonical.js\" );\n",
+    "factory/a/canonical.js": "module.exports = { canonical: 1 };\n",
+    "factory/a/unused.js": "",
     "factory/b/__init__.py": """
         def __getattr__(name):
             from factory.b import heavy
@@ -191,17 +196,20 @@ FAKE = {
 }
 
 
-def test_the_closure_follows_lazy_relative_string_and_script_imports(tmp_path: Path) -> None:
+def test_the_closure_follows_lazy_relative_string_script_and_javascript_imports(tmp_path: Path) -> None:
     _write(tmp_path, FAKE)
     project = Project(tmp_path)
     stage = Stage("make", "dvc.yaml", ("execverify make --out x",), (), ())
     assert sorted(project.stage_closure(stage)) == [
         "factory/__init__.py",
         "factory/a/__init__.py",
+        "factory/a/canonical.js",  # required by the two below
         "factory/a/child.py",
         "factory/a/helper.py",
         "factory/a/sibling.py",
         "factory/a/stage.py",
+        "factory/a/tracer.js",  # a job kind's file
+        "factory/a/worker.js",  # a worker script's name
         "factory/b/__init__.py",
         "factory/c/__init__.py",
         "factory/c/job.py",

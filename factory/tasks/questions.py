@@ -203,6 +203,10 @@ def questions_from_trace(
     return questions
 
 
+#: Statement kinds that start handling a thrown exception (Python's ``except``, JavaScript's ``catch``).
+_HANDLERS = frozenset({"except", "catch"})
+
+
 @dataclass(frozen=True)
 class _ProgramFacts:
     """What ``questions_from_trace`` reads of a program, whatever the trace: computed once per
@@ -239,7 +243,7 @@ def _program_facts(source: str, language: str) -> _ProgramFacts:
         lines=sorted(info),
         physical_next=physical,
         function_starts=frozenset(stmt.line for stmt in info.values() if stmt.first_in_function),
-        except_lines=frozenset(line for line, stmt in info.items() if stmt.kind == "except"),
+        except_lines=frozenset(line for line, stmt in info.items() if stmt.kind in _HANDLERS),
         calling=frozenset(line for line, stmt in info.items() if any(name in helpers for name in stmt.calls)),
         tags={line: (tuple(_line_tags(stmt, 1)), tuple(_line_tags(stmt, 2))) for line, stmt in info.items()},
         loop_headers=frozenset(line for line, stmt in info.items() if stmt.kind in _LOOP_KINDS),
@@ -333,7 +337,7 @@ def _repeatable(lines: list[int], funcs: list[str], facts: _ProgramFacts) -> set
 def _line_tags(stmt: StatementLine | None, k: int) -> list[str]:
     tags: list[str] = []
     if stmt is not None:
-        if stmt.kind in ("if", "while", "match", "case", "except"):
+        if stmt.kind in ("if", "while", "match", "case") or stmt.kind in _HANDLERS:
             tags.append("branch")
         if stmt.kind in ("for", "while"):
             tags.append("loop_header")
