@@ -20,8 +20,9 @@ _ATOMIC = frozenset({
     "string", "template_string", "true", "false", "null", "undefined", "new_expression", "this",
 })  # fmt: skip
 # The placeholder is a whole operand when it sits between these (an argument, an element, a
-# template literal's substitution, an arrow function's body, a spread).
-_OPEN = ("(", "[", ",", "${{", "=>", "...")
+# template literal's substitution). After a spread or an arrow a ternary could stand bare, but
+# reads better in parentheses.
+_OPEN = ("(", "[", ",", "${{")
 _CLOSE = (")", "]", ",", "}}")
 # An assignment operator (``=``, ``+=``, ``??=``...) but no comparison (``===``, ``<=``, ``!=``).
 _ASSIGNED = re.compile(r"(?:[^=!<>]|\*\*|\?\?|&&|\|\||<<|>>)=$")
