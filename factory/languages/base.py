@@ -200,6 +200,12 @@ class Language(ABC):
         differ only there give the same text (``factory.contracts.program_id`` hashes it)."""
         raise NotImplementedError(f"{self.display_name} has no normalised source")
 
+    def derived_name(self, base: str, word: str) -> str:
+        """A variable name made of a grammar name and a word (``items`` and ``new``), in the
+        language's style: the generator's names when a type's are all taken. Python's (the
+        default): ``items_new``."""
+        return f"{base}_{word}"
+
     def name_error(self, name: str) -> str | None:
         """Why ``name`` may not be a variable of a program (a grammar's ``names``): not the
         language's style, a keyword, a builtin; None when it may. The loader adds what holds for

@@ -62,6 +62,9 @@ class JavaScriptLanguage(Language):
     def normalized_source(self, source: str) -> str:
         return js_code.normalized_source(source)
 
+    def derived_name(self, base: str, word: str) -> str:
+        return base + word.capitalize()  # itemsNew
+
     def name_error(self, name: str) -> str | None:
         return js_code.name_error(name)
 
