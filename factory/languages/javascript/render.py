@@ -11,8 +11,6 @@ tree: ``Code.reads``/``writes`` and the names of the structure nodes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from factory.languages import nodes as n
 from factory.languages import text
 from factory.languages.javascript.code import binds_looser_than_and
@@ -38,24 +36,9 @@ def expression(e: n.Expr) -> str:
     return text.expression(e, " && ", "[{}, {}]", binds_looser_than_and)
 
 
-def _expr_names(e: n.Expr) -> Iterator[str]:
-    """The variables an expression node names."""
-    if isinstance(e, n.Code):
-        yield from e.reads | e.writes
-    elif isinstance(e, n.Name):
-        yield e.id
-    elif isinstance(e, n.LessThan):
-        yield from _expr_names(e.left)
-        yield from _expr_names(e.right)
-    elif isinstance(e, n.And):
-        for o in e.operands:
-            yield from _expr_names(o)
-    elif isinstance(e, n.Call):
-        for a in e.args:
-            yield from _expr_names(a)
-    elif isinstance(e, n.Pair):
-        yield from _expr_names(e.first)
-        yield from _expr_names(e.second)
+def _expr_names(e: n.Expr) -> frozenset[str]:
+    """The variables an expression node names (reads, and changes: ``xs.pop()``)."""
+    return n.reads_of(e) | e.writes if isinstance(e, n.Code) else n.reads_of(e)
 
 
 def names(s: n.Stmt) -> set[str]:
