@@ -19,6 +19,7 @@ from factory.inputs.draw import draw_examples
 from factory.inputs.strategies import strategy_for
 from factory.io import read_table
 from factory.languages.javascript.drawn import js_value
+from factory.languages.javascript.tracer import trace_calls_js
 from factory.languages.javascript.values import literal
 from factory.params import SynthesizeParams
 from factory.synth.check import check_program
@@ -135,19 +136,24 @@ def test_the_tier_check_refuses_what_a_tier_does_not_promise(grammar: Grammar) -
     assert "while:unbounded" in check_program(unbounded, 3, "array.pop", grammar)
 
 
-@pytest.mark.skipif(NODE is None, reason="node (Node.js >= 20) is not on PATH")
-def test_rendered_programs_run_in_strict_mode_with_every_variable_in_scope(
-    grammar: Grammar, sample: list[Program]
-) -> None:
+def _cases(grammar: Grammar, sample: list[Program], per_program: int) -> list[tuple[str, str]]:
+    """(source, argument text) of ``per_program`` drawn argument lists per program."""
     cases = []
     for i, program in enumerate(sample):
         columns = []
         for j, (_, type_text) in enumerate(program.params):
             t = parse_type(type_text)
-            columns.append(
-                [literal(js_value(v, t)) for v in draw_examples(strategy_for(grammar, t), 2, i * 7 + j)]
-            )
-        cases += [{"source": program.source, "args": ", ".join(row)} for row in zip(*columns, strict=False)]
+            drawn = draw_examples(strategy_for(grammar, t), per_program, i * 7 + j)
+            columns.append([literal(js_value(v, t)) for v in drawn])
+        cases += [(program.source, ", ".join(row)) for row in zip(*columns, strict=False)]
+    return cases
+
+
+@pytest.mark.skipif(NODE is None, reason="node (Node.js >= 20) is not on PATH")
+def test_rendered_programs_run_in_strict_mode_with_every_variable_in_scope(
+    grammar: Grammar, sample: list[Program]
+) -> None:
+    cases = [{"source": source, "args": args} for source, args in _cases(grammar, sample, 2)]
     assert NODE is not None
     done = subprocess.run(
         [NODE, "-e", STRICT_RUNNER], input=json.dumps(cases), capture_output=True, text=True, timeout=300
@@ -172,3 +178,13 @@ def test_the_synthesize_stage_runs_on_the_javascript_grammar(grammar: Grammar, t
     assert all(
         r["source"].startswith("function ") and r["grammar_hash"] == grammar.grammar_hash for r in rows
     )
+
+
+@pytest.mark.skipif(NODE is None, reason="node (Node.js >= 20) is not on PATH")
+def test_the_tracer_takes_every_synthesized_program(grammar: Grammar, sample: list[Program]) -> None:
+    cases = [(source, "f", args) for source, args in _cases(grammar, sample[::3], 1)]
+    results = trace_calls_js(cases, max_steps=2000)
+    assert len(results) == len(cases)
+    refused = [(r["status"], r.get("error"), c[0]) for c, r in zip(cases, results, strict=True)]
+    assert not [x for x in refused if x[0] in ("bad_program", "tracer_error")]
+    assert sum(r["status"] == "ok" for r in results) >= 0.85 * len(results)
