@@ -17,7 +17,7 @@ from factory.languages.tree import text, walk
 # Expressions that bind tighter than any operator: a placeholder filled with one needs no parentheses.
 _ATOMIC = frozenset({
     "identifier", "call_expression", "member_expression", "subscript_expression", "array", "object",
-    "string", "template_string", "true", "false", "null", "undefined", "new_expression", "this",
+    "string", "template_string", "true", "false", "null", "undefined", "new_expression", "this", "number",
 })  # fmt: skip
 # The placeholder is a whole operand when it sits between these (an argument, an element, a
 # template literal's substitution). After a spread or an arrow a ternary could stand bare, but
@@ -95,7 +95,7 @@ def is_atomic(code: str) -> bool:
     node = _node(code)
     if node is None:
         return False
-    return node.type in _ATOMIC or (node.type == "number" and not code.lstrip().startswith("-"))
+    return node.type in _ATOMIC  # a negative number is a unary expression: not atomic
 
 
 def is_signed_number(code: str) -> bool:
@@ -116,7 +116,8 @@ def variables(node: Node) -> Iterator[str]:
     for n in walk(node):
         if n.type == "arrow_function":
             params = n.child_by_field_name("parameters") or n.child_by_field_name("parameter")
-            bound.update(text(p) for p in walk(params) if p.type == "identifier") if params else None
+            if params is not None:
+                bound.update(text(p) for p in walk(params) if p.type == "identifier")
         elif n.type == "identifier":
             name = text(n)
             if name not in bound and name not in GLOBALS and not name[:1].isupper():
