@@ -8,13 +8,13 @@ folder is one line and exit 2, not an empty output.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 
+from factory import languages
 from factory.io import require_columns
 
 # The ignores below: mypy joins a schema's different column types (pyarrow-stubs) to object.
@@ -173,10 +173,10 @@ SFT_SCHEMA = pa.schema(
 )
 
 
-def program_id(source: str) -> str:
+def program_id(source: str, language: str = "python") -> str:
     """A program's key: the content hash of its normalised source (formatting and comments do not
-    matter), the same on every machine (docs/design.md §2.3)."""
-    normalised = ast.unparse(ast.parse(source))
+    matter: ``Language.normalized_source``), the same on every machine (docs/design.md §2.3)."""
+    normalised = languages.language(language).normalized_source(source)
     return hashlib.sha256(normalised.encode()).hexdigest()[:16]
 
 

@@ -16,7 +16,6 @@ import builtins
 import difflib
 import hashlib
 import inspect
-import keyword
 import re
 import string
 from pathlib import Path
@@ -49,7 +48,6 @@ PLACEHOLDER_NAME = "recv"
 # Names the synthesizer itself writes (factory/synth/tiers.py: the entry, the helper and its
 # parameter), so a grammar's names never take them.
 RESERVED_NAMES = frozenset({"f", "g", "arg"})
-NAME_PATTERN = re.compile(r"[a-z]+(_[a-z]+)*")  # snake_case words, no digits
 CONTROL_FLOW = {"if", "if_else", "if_elif_else", "for", "for_range", "while"}
 LENGTH_RESULT = {"unknown", "same", "grow"}
 LENGTH_RECV = {"same", "shrink", "grow", "clear"}
@@ -273,7 +271,7 @@ def _parse_operation(
     ):
         raise f.error(node, f"{where}: 'imports' must be a list of module names", "imports")
 
-    op_names = _names(f, node, "names", where, required=False)
+    op_names = _names(f, node, "names", where, lang, required=False)
     if op_names and returns is None:
         raise f.error(node, f"{where}: 'names' name its result, but it returns none", "names")
 
@@ -379,7 +377,7 @@ def _parse_type_file(f: _File, data: _Node, lang: Language, words: dict[Path, tu
                 f"type '{name}': params must be single upper-case letters, got {p!r}",
                 "params",
             )
-    names = _names(f, data, "names", f"type '{name}'", required=True)
+    names = _names(f, data, "names", f"type '{name}'", lang, required=True)
     strategy = f.require(data, "strategy", dict, f"type '{name}'")
     element_strategy = data.get("element_strategy")
     if element_strategy is not None and not isinstance(element_strategy, _Node):
@@ -592,9 +590,10 @@ def _read_words(
     return words[path]
 
 
-def _names(f: _File, node: _Node, key: str, where: str, *, required: bool) -> tuple[str, ...]:
-    """A ``names`` list: snake_case words (no digits), never a keyword, a builtin or a name the
-    synthesizer writes itself (``f``, ``g``, ``arg``), each once."""
+def _names(f: _File, node: _Node, key: str, where: str, lang: Language, *, required: bool) -> tuple[str, ...]:
+    """A ``names`` list: names the language accepts (``Language.name_error``: Python's are
+    snake_case words, never a keyword or a builtin), never a name the synthesizer writes itself
+    (``f``, ``g``, ``arg``), each once."""
     names = node.get(key)
     if names is None and not required:
         return ()
@@ -604,12 +603,10 @@ def _names(f: _File, node: _Node, key: str, where: str, *, required: bool) -> tu
         problem = None
         if isinstance(n, bool):
             problem = "is a YAML boolean (on/off/yes/no): quote it or pick another name"
-        elif not isinstance(n, str) or not NAME_PATTERN.fullmatch(n):
-            problem = "is not a snake_case name of letters (no digits)"
-        elif keyword.iskeyword(n) or keyword.issoftkeyword(n):
-            problem = "is a keyword"
-        elif hasattr(builtins, n):
-            problem = "is a builtin"
+        elif not isinstance(n, str):
+            problem = "is not a name"
+        elif (problem := lang.name_error(n)) is not None:
+            pass
         elif n in RESERVED_NAMES:
             problem = "is a name the synthesizer writes itself"
         elif names.count(n) > 1:

@@ -13,11 +13,20 @@ import importlib
 import os
 from pathlib import Path
 
-from factory.languages.base import Analysis, Language, NodeKinds, Signature, StatementLine, TierSyntax
+from factory.languages.base import (
+    Analysis,
+    CoreTypes,
+    Language,
+    NodeKinds,
+    Signature,
+    StatementLine,
+    TierSyntax,
+)
 
 __all__ = [
     "LANGUAGES_ENV",
     "Analysis",
+    "CoreTypes",
     "Language",
     "NodeKinds",
     "Signature",
@@ -32,7 +41,10 @@ __all__ = [
 ]
 
 # Built-in languages, imported on first use ("module:attribute" of the Language instance).
-_BUILTIN = {"python": "factory.languages.python:PYTHON"}
+_BUILTIN = {
+    "python": "factory.languages.python:PYTHON",
+    "javascript": "factory.languages.javascript:JAVASCRIPT",
+}
 #: Languages importable by every process: ``name=module:attribute`` entries, comma-separated
 #: (``EXECVERIFY_LANGUAGES=javascript=mylangs.js:JS``), imported on first use like the built-ins.
 LANGUAGES_ENV = "EXECVERIFY_LANGUAGES"

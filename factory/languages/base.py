@@ -37,12 +37,23 @@ class NodeKinds:
     imports: frozenset[str]  # top-level statements that import a module
     compound: frozenset[str]  # the control flow that nests: if, for, while
     block: str  # the body of a compound statement (its statements are one level deeper)
-    same_depth: frozenset[str]  # clauses at their statement's own depth (elif, else)
+    same_depth: frozenset[str]  # clauses at their statement's own depth (elif, else; an else holding an if)
     definitions: frozenset[str]  # nested definitions, which are never generated (def, class, lambda)
     while_loop: str
     call: str  # a call, with field ``function``
-    statement_suffix: str  # the kinds ending so are statements
+    statement_suffix: str | tuple[str, ...]  # the kinds ending so are statements (str.endswith)
     statement_parents: frozenset[str]  # what a statement of its own line sits in (block, module)
+
+
+@dataclass(frozen=True)
+class CoreTypes:
+    """The names of the grammar types the generator itself needs, by role: what a test gives
+    (conditions are operations returning it), what its loop counters are, and the container an
+    extra input of an element type goes in."""
+
+    boolean: str
+    integer: str
+    sequence: str
 
 
 class TierSyntax(ABC):
@@ -126,6 +137,8 @@ class Language(ABC):
     name: str  # the registry key, as a grammar folder names it
     display_name: str  # how people call it: error messages, prompts ("Python")
     tier_syntax: TierSyntax
+    #: The grammar's type names by role (Python's: ``bool``, ``int``, ``list``).
+    core_types: CoreTypes = CoreTypes(boolean="bool", integer="int", sequence="list")
 
     # --- grammar checks (the loader) --------------------------------------------------------------
     @abstractmethod
@@ -181,6 +194,23 @@ class Language(ABC):
     @abstractmethod
     def render(self, program: Program) -> str:
         """The source text of a program tree, one statement per line, ending with a newline."""
+
+    def normalized_source(self, source: str) -> str:
+        """The program's text with formatting and comments normalised away: two programs that
+        differ only there give the same text (``factory.contracts.program_id`` hashes it)."""
+        raise NotImplementedError(f"{self.display_name} has no normalised source")
+
+    def derived_name(self, base: str, word: str) -> str:
+        """A variable name made of a grammar name and a word (``items`` and ``new``), in the
+        language's style: the generator's names when a type's are all taken. Python's (the
+        default): ``items_new``."""
+        return f"{base}_{word}"
+
+    def name_error(self, name: str) -> str | None:
+        """Why ``name`` may not be a variable of a program (a grammar's ``names``): not the
+        language's style, a keyword, a builtin; None when it may. The loader adds what holds for
+        every language (names the synthesizer writes itself, duplicates)."""
+        raise NotImplementedError(f"{self.display_name} does not check names")
 
     # --- the later stages -----------------------------------------------------------------------
     def facet(self, name: str) -> Any:

@@ -72,6 +72,26 @@ class Pair:
 
 Expr = Code | Name | Int | LessThan | And | Call | Pair
 
+
+def reads_of(e: Expr) -> frozenset[str]:
+    """The variables an expression node reads."""
+    if isinstance(e, Code):
+        return e.reads
+    if isinstance(e, Name):
+        return frozenset((e.id,))
+    if isinstance(e, Int):
+        return frozenset()
+    if isinstance(e, LessThan):
+        return reads_of(e.left) | reads_of(e.right)
+    if isinstance(e, And):
+        return frozenset().union(*(reads_of(o) for o in e.operands))
+    if isinstance(e, Call):
+        return frozenset().union(*(reads_of(a) for a in e.args))
+    if isinstance(e, Pair):
+        return reads_of(e.first) | reads_of(e.second)
+    raise TypeError(e)  # pragma: no cover - the tree only holds the kinds above
+
+
 # --- statements ----------------------------------------------------------------------------------
 
 

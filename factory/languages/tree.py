@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from tree_sitter import Node
 
@@ -28,3 +28,22 @@ def walk(node: Node) -> Iterator[Node]:
         n = stack.pop()
         yield n
         stack.extend(reversed(n.children))
+
+
+def ends_with_increment(
+    body: list[Node],
+    counter: Node,
+    bound: Node,
+    increments: Callable[[Node], bool],
+    assigned_names: Callable[[list[Node]], set[str]],
+) -> bool:
+    """Whether a loop body is bounded the generator's way: its last statement is an expression
+    that ``increments`` the counter, no statement before it assigns the counter or a bound that
+    is a name (``assigned_names``), and none ``continue``s (which would skip the increment).
+    The node kinds named here are the same in tree-sitter's Python and JavaScript grammars."""
+    if not body or body[-1].type != "expression_statement" or not increments(body[-1].named_children[0]):
+        return False
+    assigned = assigned_names(body[:-1])
+    if text(counter) in assigned or (bound.type == "identifier" and text(bound) in assigned):
+        return False
+    return not any(n.type == "continue_statement" for top in body[:-1] for n in walk(top))

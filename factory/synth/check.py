@@ -21,18 +21,25 @@ from factory.synth.state import target_shapes, uses_needed, variants
 from factory.synth.tiers import ENTRY, HELPER, TIERS
 
 
+def _parts_depth(compound: Node, kinds: NodeKinds, depth: int) -> int:
+    """The deepest nesting in the blocks of a compound statement at nesting ``depth``."""
+    deepest = depth
+    for part in compound.children:
+        if part.type == kinds.block:
+            deepest = max(deepest, _max_depth(part, kinds, depth + 1))
+        elif part.type in kinds.same_depth or part.type in kinds.compound:
+            # An elif or else clause is at the depth of its if, and so is the if of a JavaScript
+            # `else if` (an if statement inside the else clause): their blocks one level deeper.
+            deepest = max(deepest, _parts_depth(part, kinds, depth))
+    return deepest
+
+
 def _max_depth(node: Node, kinds: NodeKinds, depth: int = 0) -> int:
     """The deepest control-flow nesting of the statements under ``node`` (at nesting ``depth``)."""
     deepest = depth
     for child in node.children:
         if child.type in kinds.compound:
-            for part in child.children:
-                # An elif or else clause is at the depth of its if: its block one level deeper.
-                blocks = [part] if part.type == kinds.block else []
-                if part.type in kinds.same_depth:
-                    blocks = [b for b in part.children if b.type == kinds.block]
-                for block in blocks:
-                    deepest = max(deepest, _max_depth(block, kinds, depth + 1))
+            deepest = max(deepest, _parts_depth(child, kinds, depth))
         elif child.type in kinds.definitions:
             deepest = max(deepest, 99)  # nested definitions are never generated
         else:

@@ -117,7 +117,8 @@ class ControlFlow:
             source.frozen = source_was_frozen
             node = n.ForEach(var.name, n.Name(source.name), body)
         elif kind == "for_range":
-            var = Var(s.fresh_name(Type("int")), Type("int"), 0, frozen=True)
+            counter_type = Type(s.lang.core_types.integer)
+            var = Var(s.fresh_name(counter_type), counter_type, 0, frozen=True)
             s.scope.append(var)
             s.loop_depth += 1
             body = inner(var)
@@ -126,7 +127,8 @@ class ControlFlow:
             counts["other"] += not (s.lang.tier_syntax.counted_loop_shapes <= s.target_shapes)
             node = n.CountedLoop(var.name, s.rng.randint(2, 5), body)
         else:  # while: a counter that only the last statement of the body increments
-            counter = Var(s.fresh_name(Type("int")), Type("int"), 0, frozen=True, pending=False)
+            counter_type = Type(s.lang.core_types.integer)
+            counter = Var(s.fresh_name(counter_type), counter_type, 0, frozen=True, pending=False)
             before.append(n.Assign(counter.name, n.Int(0)))
             s.scope.append(counter)
             s.loop_depth += 1

@@ -14,7 +14,7 @@ from typing import TypeVar
 from factory.grammar.model import Grammar, Operation
 from factory.grammar.sources import FORM_SOURCES, IMPLEMENTATIONS
 from factory.grammar.types import Type, unify
-from factory.languages import Language
+from factory.languages import Language, language
 from factory.synth.constants import constant, literal_len
 from factory.synth.index import producers
 from factory.synth.state import BuildState, GenerationFailed, Var
@@ -368,7 +368,7 @@ def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
     read_sets = [e.reads for e in parts.values() if e.reads]
     if not read_sets:
         raise GenerationFailed(f"{op.op_id}: only constants")
-    if op.returns is not None and op.returns.name == "bool":
+    if op.returns is not None and op.returns.name == language(grammar.language).core_types.boolean:
         for e in constants:
             spec = grammar.types.get(e.type.name)
             if spec is not None and not spec.constants and spec.literal:

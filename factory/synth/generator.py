@@ -61,12 +61,15 @@ class ProgramBuilder:
             # The target cannot act on its own result (or doing so is no work): two inputs instead.
             wanted.append(wanted[0])
         # What the target's two uses need is kept (a test of two sets needs two sets, not a literal).
-        needed = len(wanted) if op.returns is not None and op.returns.name == "bool" else 1
+        is_test = op.returns is not None and op.returns.name == s.lang.core_types.boolean
+        needed = len(wanted) if is_test else 1
         if any(a.source is not None and a.source.name in SCOPE_SOURCES for a in op.args):
             needed = max(needed, 2)  # a value to overlap with
         if s.uses_needed == 1:
             needed = max(needed, 2)  # a reset: another input for its refill to draw on
-        extra_pool = [t for t in s.g.element_types] + [Type("list", (s.rng.choice(s.g.element_types),))]
+        extra_pool = [t for t in s.g.element_types] + [
+            Type(s.lang.core_types.sequence, (s.rng.choice(s.g.element_types),))
+        ]
         if s.tier.other_ops and len(wanted) < count:
             wanted.append(s.rng.choice(extra_pool))
         params = []

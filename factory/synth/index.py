@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from factory.grammar.model import Grammar, Operation
 from factory.grammar.types import Type, parse_type, unify
+from factory.languages import language
 
 
 def _returning_index(grammar: Grammar) -> dict[str, tuple[Operation, ...]]:
@@ -45,13 +46,14 @@ def ops_on(grammar: Grammar, t: Type) -> list[Operation]:
 
 
 def tests_on(grammar: Grammar, t: Type) -> list[Operation]:
-    """Non-mutating operations returning bool whose receiver can be a value of type ``t``."""
+    """Non-mutating operations returning the boolean type (``Language.core_types``) whose receiver
+    can be a value of type ``t``."""
     key = ("tests", t)
     found = grammar.cache.get(key)
     if found is None:
         found = [
             op
-            for op in _returning_index(grammar).get("bool", ())
+            for op in _returning_index(grammar).get(language(grammar.language).core_types.boolean, ())
             if not op.mutates and unify(op.receiver, t) is not None
         ]
         grammar.cache[key] = found

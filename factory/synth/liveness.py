@@ -10,25 +10,7 @@ variable counts as reading it and writing it; a loop's body is analysed to a fix
 from __future__ import annotations
 
 from factory.languages import nodes as n
-
-
-def reads_of(e: n.Expr) -> frozenset[str]:
-    """The variables an expression node reads."""
-    if isinstance(e, n.Code):
-        return e.reads
-    if isinstance(e, n.Name):
-        return frozenset((e.id,))
-    if isinstance(e, n.Int):
-        return frozenset()
-    if isinstance(e, n.LessThan):
-        return reads_of(e.left) | reads_of(e.right)
-    if isinstance(e, n.And):
-        return frozenset().union(*(reads_of(o) for o in e.operands))
-    if isinstance(e, n.Call):
-        return frozenset().union(*(reads_of(a) for a in e.args))
-    if isinstance(e, n.Pair):
-        return reads_of(e.first) | reads_of(e.second)
-    raise TypeError(e)  # pragma: no cover - the tree only holds the kinds above
+from factory.languages.nodes import reads_of
 
 
 def dead_statements(fn: n.Function) -> list[n.Stmt]:

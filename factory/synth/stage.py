@@ -77,7 +77,7 @@ def _draw(job: tuple[int, str, int]) -> _Drawn:
     reasons = check_program(program.source, tier, target, grammar)
     if reasons:
         return index, target, tier, program, f"tier_check:{reasons[0]}", ""
-    return index, target, tier, program, None, program_id(program.source)
+    return index, target, tier, program, None, program_id(program.source, grammar.language)
 
 
 _WORKER_STATE: tuple[Grammar, int, int] | None = None  # set by _drawn before the workers fork

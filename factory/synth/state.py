@@ -121,7 +121,7 @@ class BuildState:
                 break
         else:
             base = self.rng.choice(pools[0] or pools[-1])
-            taken = [f"{base}_{suffix}" for suffix in ("new", "next", "last", "out")]
+            taken = [self.lang.derived_name(base, suffix) for suffix in ("new", "next", "last", "out")]
             name = next((t for t in taken if t not in self.used_names), base)
             while name in self.used_names:
                 name += "_"

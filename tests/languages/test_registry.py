@@ -34,7 +34,7 @@ def test_python_is_built_in() -> None:
 
 
 def test_an_unknown_language_names_the_known_ones() -> None:
-    with pytest.raises(UnknownLanguage, match=r"unknown language 'cobol' \(known: python\)"):
+    with pytest.raises(UnknownLanguage, match=r"unknown language 'cobol' \(known: javascript, python\)"):
         language("cobol")
 
 
@@ -43,7 +43,7 @@ def test_register_and_unregister() -> None:
     register(other)
     try:
         assert language("other") is other
-        assert known_languages() == ["other", "python"]
+        assert known_languages() == ["javascript", "other", "python"]
         with pytest.raises(ValueError, match="already registered"):
             register(Other())
     finally:
@@ -58,7 +58,7 @@ def test_the_environment_names_languages_every_process_can_import(monkeypatch: p
     monkeypatch.setenv(LANGUAGES_ENV, "other=factory.languages.python:PYTHON")
     try:
         assert language("other") is PYTHON  # imported by name, as a worker process would
-        assert known_languages() == ["other", "python"]
+        assert known_languages() == ["javascript", "other", "python"]
     finally:
         unregister("other")
     monkeypatch.setenv(LANGUAGES_ENV, "other")
@@ -78,7 +78,8 @@ def test_grammar_language_reads_the_statements_key(tmp_path: Path) -> None:
         load_grammar(folder)
     assert str(raised.value) == str(loaded.value)
     assert re.fullmatch(
-        r".*statements\.yaml:\d+: statements: unknown language 'cobol' \(known: python\)", str(raised.value)
+        r".*statements\.yaml:\d+: statements: unknown language 'cobol' \(known: javascript, python\)",
+        str(raised.value),
     )
     with pytest.raises(GrammarError, match="grammar folder not found"):
         grammar_language(tmp_path / "missing")

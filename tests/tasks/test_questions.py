@@ -277,3 +277,29 @@ def test_line_text() -> None:
     assert line_text(SOURCE, -1) == "-1"
     with pytest.raises(ValueError):
         line_text(SOURCE, 99)
+
+
+JS_CATCH = """\
+function f(s) {
+  let n = 0;
+  try {
+    n = JSON.parse(s).length;
+  } catch (e) {
+    n = -1;
+  }
+  return n;
+}
+"""
+
+
+def test_a_javascript_catch_line_is_a_branch_and_an_exception_landing() -> None:
+    from factory.languages.javascript.trace_calls import trace_call_js
+
+    trace = trace_call_js(JS_CATCH, "f", '"[1"')
+    assert trace["status"] == "ok", trace
+    assert [s["line"] for s in trace["steps"]] == [2, 3, 4, 5, 6, 8]  # 5: the catch clause
+    questions = questions_from_trace(JS_CATCH, trace, language="javascript")
+    landing = [q for q in family(questions, "next_line") if q["line"] == 4 and q["occurrence"] == 1]
+    assert landing[0]["answer"] == 5 and "exception" in landing[0]["informative"]
+    catch = [q for q in family(questions, "next_line") if q["line"] == 5 and q["occurrence"] == 1]
+    assert "branch" in catch[0]["informative"]

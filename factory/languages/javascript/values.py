@@ -260,7 +260,7 @@ def _is_primitive(value: Any) -> bool:
 @cache
 def parser() -> Parser:
     """The tree-sitter-javascript parser (one per process; the instrumenter and the statement
-    analysis parse with it too)."""
+    analysis and the language's code checks parse with it too)."""
     return Parser(Language(tree_sitter_javascript.language()))
 
 
@@ -269,13 +269,13 @@ def literal_value(text: str) -> Any:
     template strings without substitutions, ``0x1F``, ``1_000``, unquoted and numeric keys,
     trailing commas, ``new Set([...])``); SyntaxError when the text is not one expression,
     ValueError when it is not a literal (a name, a call, NaN, -0, a hole, a computed key)."""
-    node = _expression(text)
+    node = expression(text)
     return _value(node)
 
 
 def parse_args(text: str) -> tuple[Any, ...]:
     """The values of a call's argument text (``[1, 2], "ab"``): ``literal_value`` of each."""
-    node = _expression(f"[{text}]") if text.strip() else None
+    node = expression(f"[{text}]") if text.strip() else None
     if node is None:
         return ()
     if node.type != "array":
@@ -283,8 +283,9 @@ def parse_args(text: str) -> tuple[Any, ...]:
     return tuple(_value(child) for child in _elements(node))
 
 
-def _expression(text: str) -> Node:
-    """The one expression of ``text`` (SyntaxError otherwise)."""
+def expression(text: str) -> Node:
+    """The one expression of ``text``, parentheses around it unwrapped (SyntaxError when the text is
+    not one expression, ValueError for a parenthesised sequence ``(a, b)``)."""
     source = f"({text}\n);"
     tree = parser().parse(source.encode())
     root = tree.root_node

@@ -55,5 +55,11 @@ class PythonLanguage(Language):
     def render(self, program: nodes.Program) -> str:
         return python_render.render(program)
 
+    def normalized_source(self, source: str) -> str:
+        return python_code.normalized_source(source)
+
+    def name_error(self, name: str) -> str | None:
+        return python_code.name_error(name)
+
 
 PYTHON = PythonLanguage()

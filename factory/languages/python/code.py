@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import ast
+import builtins
+import keyword
+import re
 from collections.abc import Mapping
 from functools import lru_cache
+
+from factory.languages import text
 
 
 def template_error(text: str, *, statement: bool) -> str | None:
@@ -20,22 +25,7 @@ def template_error(text: str, *, statement: bool) -> str | None:
 
 def fill(template: str, values: Mapping[str, str]) -> str:
     """``template`` with every ``{placeholder}`` replaced by its expression text."""
-    return template.format(**{name: _filled(template, name, code) for name, code in values.items()})
-
-
-def _filled(template: str, placeholder: str, code: str) -> str:
-    """The text of ``code`` for ``{placeholder}``, parenthesised where precedence needs it."""
-    if _needs_parens(template, placeholder) and not is_atomic(code):  # the cheap (memoised) test first
-        return f"({code})"
-    if code[:1].isdigit() and _before_dot(template, placeholder):
-        return f"({code})"  # 7.bit_length() is a syntax error
-    return code
-
-
-@lru_cache(maxsize=4096)
-def _before_dot(template: str, placeholder: str) -> bool:
-    """Whether ``{placeholder}`` is followed by a ``.`` in ``template`` (memoised, as below)."""
-    return template.partition("{" + placeholder + "}")[2].startswith(".")
+    return text.fill(template, values, _needs_parens, is_atomic)
 
 
 @lru_cache(maxsize=4096)  # per (template, placeholder): saves re-reading the template per fill
@@ -101,3 +91,23 @@ def binds_looser_than_and(code: str) -> bool:
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         return False
     return isinstance(node, _BELOW_AND)
+
+
+NAME_PATTERN = re.compile(r"[a-z]+(_[a-z]+)*")  # snake_case words, no digits
+
+
+def name_error(name: str) -> str | None:
+    """Why ``name`` may not be a variable of a Python program: not snake_case letters, a keyword
+    or a builtin."""
+    if not NAME_PATTERN.fullmatch(name):
+        return "is not a snake_case name of letters (no digits)"
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        return "is a keyword"
+    if hasattr(builtins, name):
+        return "is a builtin"
+    return None
+
+
+def normalized_source(source: str) -> str:
+    """``ast.unparse`` of the source: formatting and comments gone (SyntaxError when it does not parse)."""
+    return ast.unparse(ast.parse(source))

@@ -8,6 +8,7 @@ synthesize stage. The tier check parses the result independently (tree-sitter).
 from __future__ import annotations
 
 from factory.languages import nodes as n
+from factory.languages import text
 from factory.languages.python.code import binds_looser_than_and
 
 INDENT = "    "
@@ -24,42 +25,7 @@ def render(program: n.Program) -> str:
 
 def expression(e: n.Expr) -> str:
     """The Python text of an expression node."""
-    if isinstance(e, n.Code):
-        return e.text
-    if isinstance(e, n.Name):
-        return e.id
-    if isinstance(e, n.Int):
-        return str(e.value)
-    if isinstance(e, n.LessThan):
-        return f"{expression(e.left)} < {expression(e.right)}"
-    if isinstance(e, n.And):
-        if len(e.operands) == 1:
-            return expression(e.operands[0])
-        return " and ".join(_operand(o) for o in e.operands)
-    if isinstance(e, n.Call):
-        return f"{e.function}({', '.join(expression(a) for a in e.args)})"
-    if isinstance(e, n.Pair):
-        return f"({expression(e.first)}, {expression(e.second)})"
-    raise TypeError(e)  # pragma: no cover - the tree only holds the kinds above
-
-
-def _operand(e: n.Expr) -> str:
-    text = expression(e)
-    return f"({text})" if isinstance(e, n.Code) and binds_looser_than_and(text) else text
-
-
-def _statement(s: n.Stmt) -> str:
-    if isinstance(s, n.Assign):
-        return f"{s.target} = {expression(s.value)}"
-    if isinstance(s, n.Increment):
-        return f"{s.target} += {s.by}"
-    if isinstance(s, n.ExprStatement):
-        return expression(s.value)
-    if isinstance(s, n.TemplateStatement):
-        return s.code
-    if isinstance(s, n.Return):
-        return f"return {expression(s.value)}"
-    raise TypeError(s)  # pragma: no cover - compound statements are written by _block
+    return text.expression(e, " and ", "({}, {})", binds_looser_than_and)
 
 
 def _block(stmts: list[n.Stmt], depth: int, out: list[str]) -> None:
@@ -84,4 +50,4 @@ def _block(stmts: list[n.Stmt], depth: int, out: list[str]) -> None:
             out.append(f"{pad}while {expression(s.test)}:")
             _block(s.body, depth + 1, out)
         else:
-            out.append(pad + _statement(s))
+            out.append(pad + text.simple_statement(s, expression))

@@ -14,7 +14,7 @@ from tree_sitter import Language as TreeSitterLanguage
 from tree_sitter import Node, Parser
 
 from factory.languages.base import NodeKinds, Signature, TierSyntax
-from factory.languages.tree import field, text, walk
+from factory.languages.tree import ends_with_increment, field, text, walk
 
 _PARSER = Parser(TreeSitterLanguage(tree_sitter_python.language()))
 _NUMBERS = {"integer", "float"}
@@ -142,22 +142,17 @@ def while_bounded(loop: Node) -> bool:
     if counter.type != "identifier" or bound.type not in ("integer", "identifier"):
         return False
     body = field(loop, "body").named_children
-    if not body or body[-1].type != "expression_statement":
-        return False
-    last = body[-1].named_children[0]
-    ok_last = (
-        last.type == "augmented_assignment"
-        and text(field(last, "left")) == text(counter)
-        and text(field(last, "operator")) == "+="
-        and field(last, "right").type == "integer"
-        and int(text(field(last, "right"))) >= 1
-    )
-    if not ok_last:
-        return False
-    assigned = _assigned_names(body[:-1])
-    if text(counter) in assigned or (bound.type == "identifier" and text(bound) in assigned):
-        return False
-    return not any(n.type == "continue_statement" for top in body[:-1] for n in walk(top))
+
+    def increments(last: Node) -> bool:
+        return (
+            last.type == "augmented_assignment"
+            and text(field(last, "left")) == text(counter)
+            and text(field(last, "operator")) == "+="
+            and field(last, "right").type == "integer"
+            and int(text(field(last, "right"))) >= 1
+        )
+
+    return ends_with_increment(body, counter, bound, increments, _assigned_names)
 
 
 class PythonTierSyntax(TierSyntax):
