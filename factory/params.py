@@ -165,6 +165,9 @@ class AssembleParams(_Section):
     near_dup_literals: str = Field("keep", pattern="^(keep|abstract)$")
     ngram: int = Field(12, ge=3, le=200, description="n of the token n-grams compared with benchmarks")
     ngram_threshold: float = Field(0.5, gt=0, le=1, description="share of a program's n-grams found")
+    ngram_common: int = Field(
+        10, ge=1, description="n-grams in more programs of one benchmark are idioms, not counted"
+    )
     benchmarks: list[BenchmarkSpec] = [
         BenchmarkSpec(name="cruxeval", path="data/benchmarks/cruxeval/cruxeval.jsonl", fields=["code"]),
         BenchmarkSpec(
