@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import marshal
 import math
 import re
 import sys
@@ -174,7 +175,7 @@ def widened_sets(value: Any) -> Any:
     on these sets and one on the sets as compiled code builds them (``parse_args``) disagree on
     nearly every such program (99% of random small int sets that can come out in two orders), and
     the two-run check drops it: a reader, or a test harness, building the literal another way
-    would get another answer."""
+    would get another answer. Elements of one hash are not separated: ``second_view``."""
     if isinstance(value, set):
         padding = [object() for _ in range(64)]  # grows the table, which stays big without them
         wide = set(padding)
@@ -188,6 +189,29 @@ def widened_sets(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: widened_sets(v) for k, v in value.items()}
     return value
+
+
+def marshal_copy(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """``values`` as the untrusted sandbox's child receives them (``marshal``, which writes a
+    set's elements sorted, so the child re-inserts them in that order), or None when marshal
+    refuses them (too deeply nested)."""
+    try:
+        return marshal.loads(marshal.dumps(values))
+    except ValueError:
+        return None
+
+
+def second_view(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The argument values of the second hash seed's run: a program whose output depends on a set's
+    iteration order must see another order there, and the order the scorer's child sees must be
+    checked. The marshal copy when some set iterates differently in it (elements of one hash,
+    ``-1`` and ``-2``, keep their insertion order in any table, so widening cannot reorder them, and
+    a copy whose order a wide table happens to repeat still differs from the child's), else
+    ``widened_sets``. A case kept by the two-seed check so gives the scorer the recorded output."""
+    copy = marshal_copy(values)
+    if copy is not None and repr(copy) != repr(values):
+        return copy
+    return widened_sets(values)
 
 
 def canonical_repr(value: Any) -> str:

@@ -39,7 +39,7 @@ class SynthesizeParams(_Section):
     tiers: list[int] = [1, 2, 3, 4, 5, 6]
     max_attempts: int = Field(30, ge=1)
     reserve_per_target: int = Field(
-        0, ge=0, le=100, description="reserve programs per target, run only for targets left short"
+        3, ge=0, le=100, description="reserve programs per target, run only for targets left short"
     )
     workers: int = Field(0, ge=0, description="processes; 0: one per core")
     rows_per_shard: int = Field(50_000, ge=100)
@@ -165,6 +165,9 @@ class AssembleParams(_Section):
     near_dup_literals: str = Field("keep", pattern="^(keep|abstract)$")
     ngram: int = Field(12, ge=3, le=200, description="n of the token n-grams compared with benchmarks")
     ngram_threshold: float = Field(0.5, gt=0, le=1, description="share of a program's n-grams found")
+    ngram_common: int = Field(
+        10, ge=1, description="n-grams in more programs of one benchmark are idioms, not counted"
+    )
     benchmarks: list[BenchmarkSpec] = [
         BenchmarkSpec(name="cruxeval", path="data/benchmarks/cruxeval/cruxeval.jsonl", fields=["code"]),
         BenchmarkSpec(

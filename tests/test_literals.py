@@ -133,3 +133,22 @@ def test_widened_sets_keep_the_values_and_separate_colliding_elements() -> None:
     (value,) = parse_args("[{5, 13}, ({-1, -2},), {'k': {1}}]")
     assert widened_sets(value) == value
     assert list(value[0]) != list(widened_sets(value)[0])  # 5 and 13 collide in a small table
+
+
+def test_second_view_gives_the_sandbox_childs_set_order_where_widening_cannot() -> None:
+    from factory.literals import marshal_copy, parse_args, second_view, widened_sets
+
+    # -1 and -2 hash alike: no table separates them, a wide one may keep their order (where the
+    # second lands depends on the padding's addresses); the sandbox's child gets a marshal copy,
+    # whose elements come sorted: the other order.
+    (pair,) = parse_args("{-1, -2}")
+    assert list(pair) == [-1, -2]
+    assert list(second_view((pair,))[0]) == list(marshal_copy((pair,))[0]) == [-2, -1]  # type: ignore[index]
+    # -3 and 5 collide in a small table; the wide one happens to repeat the compiled order.
+    (collide,) = parse_args("{-3, 5}")
+    assert list(collide) == list(widened_sets(collide)) == [5, -3]
+    assert list(second_view((collide,))[0]) == [-3, 5]
+    # Where the copy keeps every order, the sets are widened as before.
+    (value,) = parse_args("{5, 13}")
+    assert list(marshal_copy((value,))[0]) == list(value)  # type: ignore[index]
+    assert list(second_view((value,))[0]) == list(widened_sets(value)) != list(value)

@@ -83,6 +83,13 @@ def _yaml_header(configs: list[ConfigSpec], rows: Mapping[str, Mapping[str, int]
     return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n"
 
 
+def _common(common: int | None) -> str:
+    """The idiom clause of the decontamination sentence (``assemble.ngram_common``)."""
+    if common is None:
+        return ""
+    return f" (not counting n-grams that more than {common} of its programs hold: idioms)"
+
+
 def _table(head: list[str], rows: list[list[Any]]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
@@ -260,7 +267,8 @@ def render_card(
         f"{stats['programs'].get('near_duplicate', 0):,} programs.\n\n"
         f"Decontamination: a program is removed when its renamed AST (whole or one function) equals a "
         f"benchmark program's, or when at least {decon['ngram_threshold']:.0%} of its "
-        f"{decon['ngram']}-grams of normalised tokens occur in one benchmark.\n\n"
+        f"{decon['ngram']}-grams of normalised tokens occur in one benchmark"
+        f"{_common(decon.get('ngram_common'))}.\n\n"
     )
     out.append(
         _table(

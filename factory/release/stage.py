@@ -149,7 +149,12 @@ def run_assemble_stage(
     pools = read_pools(pools_dir) if pools_dir is not None else None  # a missing folder: fail first
     difficulty = difficulty_provenance(Path(difficulty_stats) if difficulty_stats else None)
     index = BenchmarkIndex.build(
-        params.benchmarks, params.ngram, params.ngram_threshold, params.near_dup_literals, Path(root)
+        params.benchmarks,
+        params.ngram,
+        params.ngram_threshold,
+        params.near_dup_literals,
+        Path(root),
+        common=params.ngram_common,
     )
     rows = read_rows(inputs, schemas)
     families = rows.filter(pl.col("input") == "tasks").get_column("family").unique().sort().to_list()
@@ -235,6 +240,7 @@ def _finish_stats(
                 "programs_removed": program_stats["programs_removed"],
                 "ngram": index.n,
                 "ngram_threshold": index.threshold,
+                "ngram_common": index.common,
             },
             "configs": {
                 c.name: {s: rows_per_config[c.name].get(s, 0) for s in SPLITS}

@@ -172,3 +172,37 @@ def test_an_output_that_depends_on_how_a_set_was_built_is_nondeterministic(execu
     )
     assert [r["status"] for r in results] == ["nondeterministic", "ok", "ok"]
     assert results[1]["output_repr"] == "[5, 13]"
+
+
+#: A reserve program's source (target set.isdisjoint) whose output follows the order of ``tags``:
+#: with ``{-1, -2}`` (one hash) its hidden test failed its own reference program in the scorer.
+TAGS_ORDER = """
+def f(visited, group, tags):
+    limit = 0
+    for offset in tags:
+        difference = offset - limit
+        for _ in range(3):
+            limit -= difference
+    return limit
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "args"),
+    [
+        (TAGS_ORDER, "{-5, 13, 17, 19, 3}, {5}, {-1, -2}"),  # -1 and -2 hash alike
+        ("def f(s):\n    return list(s)\n", "{-3, 5}"),  # a wide table repeats the compiled order
+    ],
+)
+def test_output_following_a_set_order_the_scorer_does_not_see_is_nondeterministic(
+    executor: Executor, source: str, args: str
+) -> None:
+    from factory.sandbox.untrusted.runner import call_function
+
+    c = case(source, args)
+    namespace: dict = {}
+    exec(c["source"], namespace)
+    recorded = eval(f"f({args})", namespace)  # as a test's call builds the arguments
+    scorer = call_function(c["source"], "f", args, timeout_s=5.0, memory_mb=256)
+    assert scorer.status == "ok" and scorer.value != recorded  # the scorer's child sees another order
+    assert run_one(executor, c)["status"] == "nondeterministic"

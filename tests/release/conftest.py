@@ -100,6 +100,19 @@ def release(planted: dict, tmp_path_factory: pytest.TempPathFactory) -> dict[str
 
 
 @pytest.fixture(scope="session")
+def small_release(small_tasks: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The release of ``small_tasks`` alone: its folder, stats and ``kept``, the ids of the programs
+    it releases (the others are near duplicates or contaminated; rows of an extra input go with
+    their program). Tests pick their extra rows by it, so their counts do not depend on the data."""
+    out = tmp_path_factory.mktemp("small_release")
+    stats = _assemble(small_tasks, out)
+    families = set(read_table(small_tasks).column("family").to_pylist())
+    folders = [out / "release" / family / split for family in families for split in ("train", "test")]
+    kept = {pid for d in folders if d.is_dir() for pid in read_table(d).column("program_id").to_pylist()}
+    return {"dir": out / "release", "stats": stats, "kept": kept}
+
+
+@pytest.fixture(scope="session")
 def assemble():
     """``assemble(tasks_dir, out_dir, **kwargs)``: run the stage, return its stats."""
     return _assemble

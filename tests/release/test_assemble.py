@@ -247,7 +247,7 @@ def test_params_validation() -> None:
 
 
 def test_an_extra_config_over_another_input_is_one_table_entry(
-    small_tasks: Path, tmp_path: Path, assemble, shard, monkeypatch, execverify: str
+    small_tasks: Path, small_release: dict, tmp_path: Path, assemble, shard, monkeypatch, execverify: str
 ) -> None:
     """How phase2 will come: codegen items in their own folder, one EXTRA_CONFIGS entry."""
     import gzip
@@ -255,10 +255,14 @@ def test_an_extra_config_over_another_input_is_one_table_entry(
     from factory.release import configs
 
     humaneval = json.loads(gzip.open("data/benchmarks/humaneval/HumanEval.jsonl.gz", "rt").readline())
-    ours: list[dict] = []  # the first item of ten distinct programs
+    kept = small_release["kept"]  # the programs the release of small_tasks alone keeps
+    firsts: dict[str, dict] = {}  # the first item of each program
     for r in read_table(small_tasks).to_pylist():
-        if len(ours) < 10 and r["program_id"] not in {o["program_id"] for o in ours}:
-            ours.append(r)
+        firsts.setdefault(r["program_id"], r)
+    dropped = [r for pid, r in firsts.items() if pid not in kept][:2]
+    assert dropped, "small_tasks has near duplicates: the release drops some program"
+    ours = [r for pid, r in firsts.items() if pid in kept][:10] + dropped  # ten kept, then the dropped
+    assert len(ours) == 10 + len(dropped)
     rows = [
         {"task_id": f"cg{i}", "family": "codegen", "prompt": "Write f.", "source": r["source"],
          "entry": r["entry"], "tests": [f"assert {r['entry']}({r['args']}) == {r['output_repr']}"]}
@@ -282,10 +286,10 @@ def test_an_extra_config_over_another_input_is_one_table_entry(
     assert "config_name: phase2" in card and "| `tests` | `list<element: string>` |" in card
     ds = _load(tmp_path / "out" / "release", "phase2", tmp_path / "cache")
     loaded = [r for split in ds.values() for r in split]
-    # HumanEval's solution is removed; ours stay but for one the release drops with its program
-    # (a near duplicate of, or contaminated like, a program of small_tasks) at most.
+    # HumanEval's solution is removed; ours go with their programs: the ten the release of
+    # small_tasks keeps stay, those it drops (near duplicates or contaminated) go.
     released = {r["task_id"] for r in loaded}
-    assert released <= {r["task_id"] for r in rows[:-1]} and len(released) >= len(rows) - 2
+    assert released == {r["task_id"] for r in rows[:10]}
     assert all(isinstance(r["tests"], list) and r["tests"][0].startswith("assert ") for r in loaded)
     # without a config for it, an extra input is a one-line error
     proc = subprocess.run(

@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from factory.contracts import SFT_SCHEMA
+from factory.contracts import SFT_SCHEMA, TASKS_SCHEMA
 from factory.io import read_table
 from factory.params import AssembleParams, SftParams
 from factory.release.card import card_configs
@@ -18,33 +20,39 @@ from tests.solvers.helpers import ScriptedSolver
 
 
 @pytest.fixture(scope="module")
-def sft_dir(small_tasks: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """data/sft as the stage writes it: a scripted teacher (a TEST DOUBLE) right once in 2 samples."""
+def sft_dir(small_tasks: Path, small_release: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """data/sft as the stage writes it: a scripted teacher (a TEST DOUBLE) right once in 2 samples,
+    asked about 30 tasks of small_tasks: 25 of programs its release keeps, then 5 of programs it
+    drops (near duplicates or contaminated), whose examples go with them."""
     out = tmp_path_factory.mktemp("sft")
-    rows = read_table(small_tasks).to_pylist()
-    solver = CachedSolver(ScriptedSolver(rows, lambda p: 1), ResponseCache(out / "c.sqlite"))
+    asked = [r for r in read_table(small_tasks).to_pylist() if r["family"] in SftParams().families]
+    kept = [r for r in asked if r["program_id"] in small_release["kept"]][:25]
+    dropped = [r for r in asked if r["program_id"] not in small_release["kept"]][:5]
+    assert len(kept) == 25 and len(dropped) == 5
+    (out / "tasks").mkdir()
+    pq.write_table(
+        pa.Table.from_pylist(kept + dropped, schema=TASKS_SCHEMA), out / "tasks" / "part-00000.parquet"
+    )
+    solver = CachedSolver(ScriptedSolver(kept + dropped, lambda p: 1), ResponseCache(out / "c.sqlite"))
     params = SftParams(enabled=True, n=2, limit=30)
-    run_sft_stage(small_tasks, out / "sft", out / "sft.json", params, seed=0, solver=solver)
+    run_sft_stage(out / "tasks", out / "sft", out / "sft.json", params, seed=0, solver=solver)
     return out / "sft"
 
 
-def test_release_has_an_sft_config_of_chat_messages(small_tasks, sft_dir, assemble, tmp_path) -> None:
+def test_release_has_an_sft_config_of_chat_messages(
+    small_tasks, small_release, sft_dir, assemble, tmp_path
+) -> None:
     examples = read_table(sft_dir).to_pylist()
     assert len(examples) == 30
-    base = assemble(small_tasks, tmp_path / "base")
+    base = small_release["stats"]
     stats = assemble(small_tasks, tmp_path / "out", extra_inputs={"sft": sft_dir})
     folder = tmp_path / "out" / "release"
     assert "sft" in {c["config_name"] for c in card_configs((folder / "README.md").read_text())}
     ds = datasets.load_dataset(str(folder), "sft", cache_dir=str(tmp_path / "cache"))
     loaded = {r["task_id"]: (split, r) for split in ds for r in ds[split]}
     # An example goes with its program: those the release drops (near duplicates, contaminated) take theirs.
-    released = tmp_path / "base" / "release"
-    kept = {
-        r["program_id"] for family in ("white_box", "output") for split in ("train", "test")
-        for r in read_table(released / family / split).to_pylist()
-    }  # fmt: skip
-    expected = {e["task_id"] for e in examples if e["program_id"] in kept}
-    assert set(loaded) == expected and len(expected) >= 20
+    expected = {e["task_id"] for e in examples if e["program_id"] in small_release["kept"]}
+    assert set(loaded) == expected and len(expected) == 25
     for split, r in loaded.values():
         user, assistant = r["messages"]
         assert user["role"] == "user" and assistant["role"] == "assistant" and assistant["content"]

@@ -47,8 +47,8 @@ from factory.literals import (
     is_literal,
     parse_args,
     repr_exceeds,
+    second_view,
     shown_text,
-    widened_sets,
 )
 from factory.program_code import PROGRAM_FILENAME, program_code
 from factory.sandbox.os_helpers import HEADER, die_with_parent, frame, set_limits, typed_prctl, write_all
@@ -251,7 +251,7 @@ def load_entry(
 
 
 _HASH_SEED = os.environ.get("PYTHONHASHSEED", "")
-#: Workers of an even hash seed widen their set arguments (``widened_sets``), so that of the two
+#: Workers of an even hash seed rebuild their set arguments (``second_view``), so that of the two
 #: seeds' runs (1 and 2 by default) one sees the sets as compiled code builds them and one does not.
 _WIDEN_SETS = _HASH_SEED.isdigit() and int(_HASH_SEED) % 2 == 0
 
@@ -262,7 +262,7 @@ def call_args(text: Any) -> tuple[Any, ...]:
         raise BadProgram("args must be a string of Python literals")
     try:
         values = parse_args(text)
-        return widened_sets(values) if _WIDEN_SETS else values
+        return second_view(values) if _WIDEN_SETS else values
     except UserError as exc:
         raise BadProgram(str(exc)) from None
     except (RecursionError, MemoryError):
