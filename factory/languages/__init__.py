@@ -112,9 +112,10 @@ def grammar_language(folder: str | Path) -> str:
 
 def language_of_file(path: str | Path) -> Language:
     """The language whose ``file_suffixes`` hold the file's ending (``prog.js``: JavaScript);
-    UnknownLanguage naming the ending when no language claims it."""
+    UnknownLanguage naming the ending when no language claims it. The built-in languages are
+    asked first: one registered later (a variant of Python) does not take ``.py`` from Python."""
     suffix = Path(path).suffix
-    for name in known_languages():
+    for name in [*_BUILTIN, *known_languages()]:
         lang = language(name)
         if suffix and suffix in lang.file_suffixes:
             return lang
