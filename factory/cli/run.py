@@ -22,6 +22,8 @@ from factory.languages import Language
 
 RESULT_KEYS = ("status", "output_repr", "output_type")
 MAX_DETAIL = 200  # characters of an error's message shown (the worker keeps up to 300)
+#: The language of CRUXEval's cases (``code``, ``input``: inputs evaluated as Python expressions).
+CRUXEVAL_LANGUAGE = "python"
 
 
 @app.command("run")
@@ -61,7 +63,7 @@ def run_command(
         if file is not None or args is not None:
             raise UserError("give either FILE with --args, or --batch, not both")
         lang = program_language(None, language)
-        cases = read_batch(batch)
+        cases = read_batch(batch, lang)
         _run_batch(cases, json_out, limits, workers, lang)
         return
     if file is None:
@@ -121,12 +123,13 @@ def read_program(file: Path, entry: str, args: str, lang: Language) -> dict[str,
     return {"source": source, "entry": entry, "args": args}
 
 
-def read_batch(where: str) -> list[dict[str, Any]]:
-    """Parse a JSONL batch (``-``: stdin) into cases; a bad line is a UserError naming it.
+def read_batch(where: str, lang: Language) -> list[dict[str, Any]]:
+    """Parse a JSONL batch (``-``: stdin) of programs in ``lang`` into cases; a bad line is a
+    UserError naming it.
 
-    A line holds ``source``, ``entry`` (default ``f``) and ``args`` (literal text), or CRUXEval's
-    ``code`` and ``input``; CRUXEval inputs are evaluated in the program's namespace, as its own
-    harness does (a few of them are expressions such as ``dict(e=1)`` or a lambda).
+    A line holds ``source``, ``entry`` (default ``f``) and ``args`` (literal text), or, for Python,
+    CRUXEval's ``code`` and ``input``; CRUXEval inputs are evaluated in the program's namespace, as
+    its own harness does (a few of them are expressions such as ``dict(e=1)`` or a lambda).
     """
     if where == "-":
         lines = sys.stdin.read().splitlines()
@@ -144,11 +147,11 @@ def read_batch(where: str) -> list[dict[str, Any]]:
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        cases.append(_batch_case(line, f"{name}:{number}"))
+        cases.append(_batch_case(line, f"{name}:{number}", lang))
     return cases
 
 
-def _batch_case(line: str, where: str) -> dict[str, Any]:
+def _batch_case(line: str, where: str, lang: Language) -> dict[str, Any]:
     record = parse_json_object(line, where)
     if "source" in record:
         case = {
@@ -158,6 +161,11 @@ def _batch_case(line: str, where: str) -> dict[str, Any]:
         }
         keys = ("source", "entry", "args")
     elif "code" in record:
+        if lang.name != CRUXEVAL_LANGUAGE:
+            raise UserError(
+                f"{where}: CRUXEval's 'code' and 'input' are Python; a {lang.display_name} case"
+                " has 'source' and 'args'"
+            )
         case = {
             "source": record["code"],
             "entry": record.get("entry", "f"),

@@ -72,7 +72,7 @@ def trace_command(
         if file is not None or args is not None:
             raise UserError("give either FILE with --args, or --batch, not both")
         lang = program_language(None, language)
-        results = trace_cases(read_batch(batch), timeout, max_steps, lang)
+        results = trace_cases(read_batch(batch, lang), timeout, max_steps, lang)
         if json_out:
             sys.stdout.writelines(json.dumps(r) + "\n" for r in results)
         else:

@@ -148,6 +148,10 @@ def test_language_option_wins_over_the_extension(execverify: str, tmp_path: Path
         (["run", "{double.js}", "--entry", "g", "--args", "[1]"], "g"),
         (["trace", "{double.js}", "--entry", "g", "--args", "[1]"], "bad program"),
         (["questions", "{double.js}", "--args", "1"], "does not run"),
+        (
+            ["trace", "--batch", "{cruxeval.jsonl}", "--language", "javascript"],
+            "cruxeval.jsonl:1: CRUXEval's",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
@@ -157,6 +161,7 @@ def test_bad_input_is_one_line_and_exit_2(
     (tmp_path / "bad.js").write_text("function f(x) {\n  return x +;\n}\n")
     for name in ("prog.txt", "prog"):
         (tmp_path / name).write_text(PROGRAM)
+    (tmp_path / "cruxeval.jsonl").write_text(json.dumps({"code": PROGRAM, "input": "[1]"}) + "\n")
     argv = [str(tmp_path / a[1:-1]) if a.startswith("{") else a for a in args]
     proc = _run(execverify, *argv)
     assert proc.returncode == 2, proc.stdout + proc.stderr
@@ -236,3 +241,18 @@ def test_every_output_is_what_a_plain_node_prints(execverify: str, tmp_path: Pat
     for (source, args), result in zip(NODE_CASES[:3], results[:3], strict=True):  # one file at a time too
         (tmp_path / "one.js").write_text(source)
         assert _json(execverify, "run", str(tmp_path / "one.js"), "--args", args) == result
+
+
+def test_a_broken_case_of_a_batch_is_its_own_result(execverify: str, tmp_path: Path) -> None:
+    """As for Python: ``run --batch`` reports a program that does not parse as that case's
+    ``bad_program``; ``trace --batch`` refuses the batch in one line."""
+    batch = tmp_path / "cases.jsonl"
+    cases = [{"source": PROGRAM, "args": "[1]"}, {"source": "function f(a) { return a +; }", "args": "1"}]
+    batch.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    proc = _run(execverify, "run", "--batch", str(batch), "--language", "javascript", "--json")
+    assert proc.returncode == 0, proc.stderr
+    results = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["status"] for r in results] == ["ok", "bad_program"]
+    assert "syntax error" in results[1]["detail"]
+    proc = _run(execverify, "trace", "--batch", str(batch), "--language", "javascript", "--json")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "bad program" in proc.stderr
