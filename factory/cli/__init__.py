@@ -21,7 +21,8 @@ MAX_USAGE_LINE = 300  # characters of a usage error's message (it may echo what 
 
 app = typer.Typer(
     name=PROG,
-    help="Execution-reasoning dataset factory: synthesize, run, trace and question Python programs.",
+    help="Execution-reasoning dataset factory: synthesize, run, trace and question programs"
+    " (Python, JavaScript).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

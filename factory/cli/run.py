@@ -15,17 +15,22 @@ from typing import Annotated, Any
 import typer
 
 from factory.cli import app
+from factory.cli.language_option import LANGUAGE_OPT, program_language
 from factory.errors import UserError
 from factory.io import parse_json_object
-from factory.literals import parse_args
+from factory.languages import Language
 
 RESULT_KEYS = ("status", "output_repr", "output_type")
 MAX_DETAIL = 200  # characters of an error's message shown (the worker keeps up to 300)
+#: The language of CRUXEval's cases (``code``, ``input``: inputs evaluated as Python expressions).
+CRUXEVAL_LANGUAGE = "python"
 
 
 @app.command("run")
 def run_command(
-    file: Annotated[Path | None, typer.Argument(help="Python file that defines the entry function.")] = None,
+    file: Annotated[
+        Path | None, typer.Argument(help="Program file (.py, .js) that defines the entry function.")
+    ] = None,
     entry: Annotated[str, typer.Option("--entry", help="Entry function name.")] = "f",
     args: Annotated[
         str | None,
@@ -44,6 +49,7 @@ def run_command(
     workers: Annotated[
         int | None, typer.Option("--workers", help="Workers per hash seed (default: CPUs).")
     ] = None,
+    language: Annotated[str | None, LANGUAGE_OPT] = None,
 ) -> None:
     """Run a program on one input (or a batch of cases) in the sandbox, under two hash seeds."""
     if timeout <= 0:
@@ -56,15 +62,17 @@ def run_command(
     if batch is not None:
         if file is not None or args is not None:
             raise UserError("give either FILE with --args, or --batch, not both")
-        cases = read_batch(batch)
-        _run_batch(cases, json_out, limits, workers)
+        lang = program_language(None, language)
+        cases = read_batch(batch, lang)
+        _run_batch(cases, json_out, limits, workers, lang)
         return
     if file is None:
         raise UserError("missing FILE (or use --batch CASES.jsonl)")
     if args is None:
         raise UserError("missing --args (use --args '' for a function without arguments)")
-    case = read_program(file, entry, args)
-    result = run_cases([case], limits, workers=1)[0]
+    lang = program_language(file, language)
+    case = read_program(file, entry, args, lang)
+    result = run_cases([case], limits, workers=1, language=lang)[0]
     if result["status"] == "bad_program":
         raise UserError(f"{file}: {result.get('detail', 'bad program')}")
     shown = shown_result(result)
@@ -95,8 +103,8 @@ def shown_result(result: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def read_program(file: Path, entry: str, args: str) -> dict[str, Any]:
-    """Read and check the program and args in this process: bad input is a UserError."""
+def read_program(file: Path, entry: str, args: str, lang: Language) -> dict[str, Any]:
+    """Read and check the program (in ``lang``) and args in this process: bad input is a UserError."""
     try:
         source = file.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -105,24 +113,23 @@ def read_program(file: Path, entry: str, args: str) -> dict[str, Any]:
         raise UserError(f"{file}: is a directory, not a program file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{file}: cannot read: {exc}") from None
-    try:
-        compile(source, str(file), "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        raise UserError(f"{file}:{exc.lineno}: syntax error: {exc.msg}") from None
-    except ValueError as exc:
-        raise UserError(f"{file}: {exc}") from None
+    error = lang.facet("source_check").syntax_error(source)
+    if error is not None:
+        line, message = error
+        raise UserError(f"{file}:{line}: syntax error: {message}")
     if not entry.isidentifier():
         raise UserError(f"--entry must be a function name, got {entry!r}")
-    parse_args(args)  # raises UserError naming the argument that is not a literal
+    lang.parse_args(args)  # raises UserError naming the argument that is not a literal
     return {"source": source, "entry": entry, "args": args}
 
 
-def read_batch(where: str) -> list[dict[str, Any]]:
-    """Parse a JSONL batch (``-``: stdin) into cases; a bad line is a UserError naming it.
+def read_batch(where: str, lang: Language) -> list[dict[str, Any]]:
+    """Parse a JSONL batch (``-``: stdin) of programs in ``lang`` into cases; a bad line is a
+    UserError naming it.
 
-    A line holds ``source``, ``entry`` (default ``f``) and ``args`` (literal text), or CRUXEval's
-    ``code`` and ``input``; CRUXEval inputs are evaluated in the program's namespace, as its own
-    harness does (a few of them are expressions such as ``dict(e=1)`` or a lambda).
+    A line holds ``source``, ``entry`` (default ``f``) and ``args`` (literal text), or, for Python,
+    CRUXEval's ``code`` and ``input``; CRUXEval inputs are evaluated in the program's namespace, as
+    its own harness does (a few of them are expressions such as ``dict(e=1)`` or a lambda).
     """
     if where == "-":
         lines = sys.stdin.read().splitlines()
@@ -140,11 +147,11 @@ def read_batch(where: str) -> list[dict[str, Any]]:
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        cases.append(_batch_case(line, f"{name}:{number}"))
+        cases.append(_batch_case(line, f"{name}:{number}", lang))
     return cases
 
 
-def _batch_case(line: str, where: str) -> dict[str, Any]:
+def _batch_case(line: str, where: str, lang: Language) -> dict[str, Any]:
     record = parse_json_object(line, where)
     if "source" in record:
         case = {
@@ -154,6 +161,11 @@ def _batch_case(line: str, where: str) -> dict[str, Any]:
         }
         keys = ("source", "entry", "args")
     elif "code" in record:
+        if lang.name != CRUXEVAL_LANGUAGE:
+            raise UserError(
+                f"{where}: CRUXEval's 'code' and 'input' are Python; a {lang.display_name} case"
+                " has 'source' and 'args'"
+            )
         case = {
             "source": record["code"],
             "entry": record.get("entry", "f"),
@@ -178,23 +190,29 @@ def run_cases(
     kind: str = "run",
     agree: Any = None,
     kinds: dict[str, str] | None = None,
+    language: Language | None = None,
 ) -> list[dict[str, Any]]:
-    """Run cases through the Executor (both hash seeds); ``kind="trace"`` traces them (``kinds``:
-    the job kinds of a stage, ``factory.trace.jobs.KINDS``)."""
+    """Run cases (programs in ``language``, default Python) through the Executor (both hash
+    seeds); ``kind="trace"`` traces them (``kinds``: the job kinds of a stage, the language's
+    tracer facet's)."""
     from factory.execute.runner import Executor
 
     if workers is None:
         from factory.sandbox.trusted.pool import default_workers
 
         workers = max(1, min(default_workers(), len(cases)))
-    with Executor(workers=workers, kinds=kinds, **limits) as executor:
+    with Executor(workers=workers, kinds=kinds, language=language, **limits) as executor:
         return list(executor.run(cases, kind=kind, agree=agree))
 
 
 def _run_batch(
-    cases: list[dict[str, Any]], json_out: bool, limits: dict[str, Any], workers: int | None
+    cases: list[dict[str, Any]],
+    json_out: bool,
+    limits: dict[str, Any],
+    workers: int | None,
+    lang: Language,
 ) -> None:
-    results = run_cases(cases, limits, workers)
+    results = run_cases(cases, limits, workers, language=lang)
     shown = [shown_result(r) for r in results]
     if json_out:
         out = sys.stdout

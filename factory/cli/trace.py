@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from factory.cli import app
+from factory.cli.language_option import LANGUAGE_OPT, program_language
 from factory.cli.run import read_batch, read_program, run_cases
 from factory.errors import UserError
+from factory.languages import Language
 from factory.params import TraceParams
 
 TRACE_KEYS = ("status", "output_repr", "output_type", "steps", "states")
-FILE_ARG = typer.Argument(help="Python file that defines the entry function.")
+FILE_ARG = typer.Argument(help="Program file (.py, .js) that defines the entry function.")
 ENTRY_OPT = typer.Option("--entry", help="Entry function name.")
 ARGS_OPT = typer.Option("--args", help="Argument list as literal text, e.g. \"[1, 2], 'ab'\".")
 JSON_OPT = typer.Option("--json", help="Print JSON only.")
@@ -35,14 +38,18 @@ def _limits(timeout: float, max_steps: int) -> tuple[dict[str, Any], dict[str, A
     return {"timeout_s": timeout}, {**payload_limits(TraceParams()), "max_steps": max_steps}
 
 
-def trace_cases(cases: list[dict[str, Any]], timeout: float, max_steps: int) -> list[dict[str, Any]]:
-    """Traces of cases (``source``, ``entry``, ``args``), checked under both hash seeds."""
-    from factory.trace.jobs import KINDS
+def trace_cases(
+    cases: list[dict[str, Any]], timeout: float, max_steps: int, lang: Language
+) -> list[dict[str, Any]]:
+    """Traces of cases (``source``, ``entry``, ``args`` in ``lang``) by the language's tracer
+    facet, checked under both hash seeds."""
     from factory.trace.stage import same_trace
 
     limits, options = _limits(timeout, max_steps)
     cases = [{**c, **options} for c in cases]
-    results = run_cases(cases, limits, None, kind="trace", agree=same_trace, kinds=KINDS)
+    agree = partial(same_trace, values=lang)
+    kinds = lang.facet("tracer").KINDS
+    results = run_cases(cases, limits, None, kind="trace", agree=agree, kinds=kinds, language=lang)
     for result in results:
         if result["status"] == "bad_program":
             raise UserError(f"bad program: {result.get('error') or result.get('detail')}")
@@ -58,21 +65,23 @@ def trace_command(
     json_out: Annotated[bool, JSON_OPT] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per case.")] = 5.0,
     max_steps: Annotated[int, typer.Option("--max-steps", help="Longer traces: too_many_steps.")] = 20000,
+    language: Annotated[str | None, LANGUAGE_OPT] = None,
 ) -> None:
     """Trace a program on one input (or a batch): every step and every changed variable."""
     if batch is not None:
         if file is not None or args is not None:
             raise UserError("give either FILE with --args, or --batch, not both")
-        results = trace_cases(read_batch(batch), timeout, max_steps)
+        lang = program_language(None, language)
+        results = trace_cases(read_batch(batch, lang), timeout, max_steps, lang)
         if json_out:
             sys.stdout.writelines(json.dumps(r) + "\n" for r in results)
         else:
             for number, r in enumerate(results, 1):
                 _print_trace(r, f"case {number}", None)
         return
-    case = _one_case(file, entry, args)
+    case, lang = _one_case(file, entry, args, language)
     assert file is not None  # _one_case refuses a missing FILE
-    result = trace_cases([case], timeout, max_steps)[0]
+    result = trace_cases([case], timeout, max_steps, lang)[0]
     if json_out:
         print(json.dumps(result))
     else:
@@ -86,15 +95,16 @@ def questions_command(
     args: Annotated[str | None, ARGS_OPT] = None,
     json_out: Annotated[bool, JSON_OPT] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds.")] = 5.0,
+    language: Annotated[str | None, LANGUAGE_OPT] = None,
 ) -> None:
     """Every question the program's trace supports (before sampling), with gold answers."""
     from factory.tasks.questions import questions_from_trace
 
-    case = _one_case(file, entry, args)
-    result = trace_cases([case], timeout, 20000)[0]
+    case, lang = _one_case(file, entry, args, language)
+    result = trace_cases([case], timeout, 20000, lang)[0]
     if result["status"] != "ok":
         raise UserError(f"the program does not run to a literal result: {result['status']}")
-    questions = questions_from_trace(case["source"], result)
+    questions = questions_from_trace(case["source"], result, language=lang.name)
     if json_out:
         print(json.dumps(questions))
         return
@@ -120,6 +130,7 @@ def task_command(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the question sampling.")] = 42,
     json_out: Annotated[bool, JSON_OPT] = False,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds.")] = 5.0,
+    language: Annotated[str | None, LANGUAGE_OPT] = None,
 ) -> None:
     """One task record for a program and input, exactly as a row of the released dataset."""
     from factory.params import TasksParams
@@ -128,14 +139,15 @@ def task_command(
     known = TasksParams.model_fields["families"].default
     if family not in known:
         raise UserError(f"unknown --family {family!r} (known: {', '.join(known)})")
-    case = _one_case(file, entry, args)
-    result = trace_cases([case], timeout, 20000)[0]
+    case, lang = _one_case(file, entry, args, language)
+    result = trace_cases([case], timeout, 20000, lang)[0]
     if result["status"] != "ok":
         raise UserError(f"the program does not run to a literal result: {result['status']}")
-    from factory.synth.stage import program_id
+    from factory.contracts import program_id
 
-    row = {**case, "program_id": program_id(case["source"])}
-    items, reasons = build_items_with_reasons(row, result, seed=seed, params=TasksParams(families=[family]))
+    row = {**case, "program_id": program_id(case["source"], lang.name)}
+    params = TasksParams(families=[family])
+    items, reasons = build_items_with_reasons(row, result, seed=seed, params=params, language=lang.name)
     if not items:
         raise UserError(
             f"no {family} item for this program and input ({', '.join(reasons) or 'no question'})"
@@ -160,12 +172,16 @@ def task_command(
     sys.stdout.flush()
 
 
-def _one_case(file: Path | None, entry: str, args: str | None) -> dict[str, Any]:
+def _one_case(
+    file: Path | None, entry: str, args: str | None, language: str | None
+) -> tuple[dict[str, Any], Language]:
+    """The case of FILE, ``--entry`` and ``--args``, and its language (``--language`` or FILE's)."""
     if file is None:
         raise UserError("missing FILE")
     if args is None:
         raise UserError("missing --args (use --args '' for a function without arguments)")
-    return read_program(file, entry, args)
+    lang = program_language(file, language)
+    return read_program(file, entry, args, lang), lang
 
 
 def _print_trace(result: dict[str, Any], title: str, source: str | None) -> None:

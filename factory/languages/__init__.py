@@ -36,6 +36,7 @@ __all__ = [
     "grammar_language",
     "known_languages",
     "language",
+    "language_of_file",
     "register",
     "unregister",
 ]
@@ -107,3 +108,18 @@ def grammar_language(folder: str | Path) -> str:
     from factory.grammar.loader import load_grammar  # the loader imports this package
 
     return load_grammar(folder).language
+
+
+def language_of_file(path: str | Path) -> Language:
+    """The language whose ``file_suffixes`` hold the file's ending (``prog.js``: JavaScript);
+    UnknownLanguage naming the ending when no language claims it. The built-in languages are
+    asked first: one registered later (a variant of Python) does not take ``.py`` from Python."""
+    suffix = Path(path).suffix
+    for name in [*_BUILTIN, *known_languages()]:
+        lang = language(name)
+        if suffix and suffix in lang.file_suffixes:
+            return lang
+    shown = f"extension {suffix!r}" if suffix else "no extension"
+    raise UnknownLanguage(
+        f"{Path(path).name}: {shown} names no language (known: {', '.join(known_languages())})"
+    )

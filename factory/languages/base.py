@@ -139,6 +139,9 @@ class Language(ABC):
     tier_syntax: TierSyntax
     #: The grammar's type names by role (Python's: ``bool``, ``int``, ``list``).
     core_types: CoreTypes = CoreTypes(boolean="bool", integer="int", sequence="list")
+    #: The file name endings of its programs (``.py``): the command line picks the language of a
+    #: program file by them (``factory.languages.language_of_file``).
+    file_suffixes: tuple[str, ...] = ()
 
     # --- grammar checks (the loader) --------------------------------------------------------------
     @abstractmethod
@@ -224,6 +227,8 @@ class Language(ABC):
           docs/design.md §4): the trace stage's.
         - ``analysis``: an ``Analysis`` (statement lines, item features, statement removal): the
           tasks stage's and the inputs stage's (its quality checks).
+        - ``source_check``: ``syntax_error(source)``, the (line, message) of a program's first
+          syntax error or None: the one-program commands check a file with it before running it.
         - ``normalize``: ``parse``, ``token_stream``, ``program_key``, ``ast_keys`` for dedup and
           decontamination (not routed yet: the assemble stage imports Python's).
 

@@ -16,6 +16,7 @@ from factory.languages import (
     grammar_language,
     known_languages,
     language,
+    language_of_file,
     register,
     unregister,
 )
@@ -36,6 +37,25 @@ def test_python_is_built_in() -> None:
 def test_an_unknown_language_names_the_known_ones() -> None:
     with pytest.raises(UnknownLanguage, match=r"unknown language 'cobol' \(known: javascript, python\)"):
         language("cobol")
+
+
+def test_a_file_s_extension_names_its_language() -> None:
+    assert language_of_file("dir/prog.py") is PYTHON
+    assert language_of_file(Path("prog.js")) is language("javascript")
+    for path, shown in (
+        ("prog.txt", "extension '.txt'"),
+        ("prog.mjs", "extension '.mjs'"),
+        ("prog", "no extension"),
+    ):
+        with pytest.raises(
+            UnknownLanguage, match=re.escape(f"{path}: {shown} names no language (known: javascript")
+        ):
+            language_of_file(path)
+    register(Other())  # claims ".py" too, as a subclass of Python's: the built-in comes first
+    try:
+        assert language_of_file("prog.py") is PYTHON
+    finally:
+        unregister("other")
 
 
 def test_register_and_unregister() -> None:

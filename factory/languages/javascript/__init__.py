@@ -28,6 +28,8 @@ class JavaScriptLanguage(Language):
     display_name = "JavaScript"
     tier_syntax = JavaScriptTierSyntax()
     core_types = CoreTypes(boolean="boolean", integer="number", sequence="array")
+    # Not ".mjs": a module runs in strict mode, and the runner runs a program as a script.
+    file_suffixes = (".js",)
 
     def template_error(self, text: str, *, statement: bool) -> str | None:
         return js_code.template_error(text, statement=statement)

@@ -24,6 +24,7 @@ class PythonLanguage(Language):
     name = "python"
     display_name = "Python"
     tier_syntax = PythonTierSyntax()
+    file_suffixes = (".py",)
 
     def template_error(self, text: str, *, statement: bool) -> str | None:
         return python_code.template_error(text, statement=statement)
