@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import ast
-import functools
 import math
 import re
 import sys
 from collections import Counter
-from types import CodeType
 from typing import Any, NoReturn
 
 from factory import threadsafe_ast
@@ -138,24 +136,8 @@ def parse_args(text: str) -> tuple[Any, ...]:
 
     Raises UserError when the text is not a comma-separated list of literals (keyword arguments
     and starred arguments are refused too). The message echoes at most ``MAX_SHOWN_ARGS``
-    characters of the text. Every call builds new values (a program may change its arguments);
-    only the checked, compiled text is reused (``_args_code``).
+    characters of the text.
     """
-    return eval(_args_code(text), {"__builtins__": {}, "set": set, "_collect": _collect})
-
-
-#: Argument texts whose compiled code is kept. A worker runs one text many times: the inputs
-#: stage's ablation jobs run every statement-removal variant on the same inputs, 60,000 runs of
-#: 5,750 texts on the default programs: parsing took 5.3 s of CPU, 1.4 s with this cache, of
-#: about 30 s for those jobs run in one process (2026-12-06; in the stage's two workers, where
-#: the programs' own runs vary more, the jobs took 18.4 s of user CPU before, 17.8 s after).
-ARGS_CODE_CACHE = 1024
-
-
-@functools.lru_cache(maxsize=ARGS_CODE_CACHE)
-def _args_code(text: str) -> CodeType:
-    """The code that builds the values of argument text ``text`` once checked to be literals
-    (UserError otherwise: not cached, so raised again on every call)."""
     call_text = f"f({text})"
     try:
         call = threadsafe_ast.parse(call_text, mode="eval").body
@@ -177,7 +159,8 @@ def _args_code(text: str) -> CodeType:
     # gets them: a set display of constants is copied from a frozenset constant, and its
     # iteration order can differ from inserting the items in text order (ints whose hashes
     # collide in the table, such as -1 and -2). Only literals reach this line (checked above).
-    return compile(f"_collect({text}\n)", "<args>", "eval", dont_inherit=True)
+    code = compile(f"_collect({text}\n)", "<args>", "eval", dont_inherit=True)
+    return eval(code, {"__builtins__": {}, "set": set, "_collect": _collect})
 
 
 def _collect(*values: Any) -> tuple[Any, ...]:

@@ -127,22 +127,6 @@ def test_args_are_the_values_compiled_code_builds() -> None:
     assert parse_args("") == () and parse_args("1, [2],") == (1, [2])
 
 
-def test_args_are_new_values_on_every_parse_and_errors_every_time() -> None:
-    from factory.errors import UserError
-    from factory.literals import parse_args
-
-    # The compiled text is cached: a program that changes its arguments must not change the
-    # next run's, and a text that is not literals must fail again.
-    first = parse_args("[1, [2]], {3: 4}, {5}")
-    first[0][1].append(9)
-    first[1].clear()
-    first[2].add(6)
-    assert parse_args("[1, [2]], {3: 4}, {5}") == ([1, [2]], {3: 4}, {5})
-    for _ in range(2):
-        with pytest.raises(UserError, match="not literals"):
-            parse_args("[x]")
-
-
 def test_widened_sets_keep_the_values_and_separate_colliding_elements() -> None:
     from factory.literals import parse_args, widened_sets
 
