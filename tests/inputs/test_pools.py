@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,9 @@ from factory.contracts import PROGRAMS_SCHEMA
 from factory.grammar.loader import load_grammar
 from factory.inputs.pools import (
     DISTINCT_MIN_VALUES,
+    _first_distinct,
     _shares,
+    _shuffled,
     candidates_for,
     combine_pools,
     draw_pools,
@@ -84,6 +87,18 @@ def test_candidates_are_distinct_and_reproducible() -> None:
     assert (
         len(candidates_for(program, pools, GRAMMAR, 1, InputsParams(candidates=20))) == 6
     )  # all distinct ones
+
+
+def test_candidates_are_the_first_distinct_of_a_full_sample() -> None:
+    # The lazy shuffle draws what random.sample(pool, len(pool)) draws, item by item.
+    for n in (1, 2, 5, 6, 12, 30, 256):
+        pool = [str(i % (n // 2 + 1)) for i in range(n)]
+        for seed in range(5):
+            full = random.Random(f"7:{seed}").sample(pool, n)
+            assert list(_shuffled(random.Random(f"7:{seed}"), pool)) == full
+            for k in (0, 1, 4, n + 1):
+                lazy = _first_distinct(_shuffled(random.Random(f"7:{seed}"), pool), k)
+                assert lazy == list(dict.fromkeys(full))[:k]
 
 
 def test_draw_pools_is_the_same_in_one_process_or_several(tmp_path: Path) -> None:
