@@ -168,6 +168,24 @@ def _collect(*values: Any) -> tuple[Any, ...]:
     return values
 
 
+class _Padding:
+    """A placeholder of a fixed hash, equal only to itself: the table's padding lands in the same
+    slots in every process (an ``object()``'s hash is its address, so the padding's slots, and the
+    order of the elements placed around them, changed with the process's allocation history)."""
+
+    __slots__ = ("_hash",)
+
+    def __init__(self, hash_value: int) -> None:
+        self._hash = hash_value
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+#: 64 fixed hashes spread over the table's slots (a multiplicative hash of 0..63).
+_PADDING_HASHES = tuple((i * 0x9E3779B97F4A7C15) % (2**61 - 1) for i in range(1, 65))
+
+
 def widened_sets(value: Any) -> Any:
     """``value`` with every set in it rebuilt in a table too big for its elements to collide.
     A set whose elements' hashes collide in its table (``{5, 13}``; ``-1`` and ``-2`` hash alike)
@@ -177,7 +195,7 @@ def widened_sets(value: Any) -> Any:
     the two-run check drops it: a reader, or a test harness, building the literal another way
     would get another answer. Elements of one hash are not separated: ``second_view``."""
     if isinstance(value, set):
-        padding = [object() for _ in range(64)]  # grows the table, which stays big without them
+        padding = [_Padding(h) for h in _PADDING_HASHES]  # grows the table, which stays big without them
         wide = set(padding)
         wide.update(widened_sets(v) for v in value)
         wide.difference_update(padding)

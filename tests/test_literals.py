@@ -152,3 +152,20 @@ def test_second_view_gives_the_sandbox_childs_set_order_where_widening_cannot() 
     (value,) = parse_args("{5, 13}")
     assert list(marshal_copy((value,))[0]) == list(value)  # type: ignore[index]
     assert list(second_view((value,))[0]) == list(widened_sets(value)) != list(value)
+
+
+def test_widened_sets_do_not_depend_on_the_allocation_history() -> None:
+    """The padding's slots are fixed: the same set widens to the same order whatever objects the
+    process allocated before (an ``object()`` padding's hash is its address)."""
+    import random
+
+    from factory.literals import widened_sets
+
+    rng = random.Random(7)
+    sets = [{rng.randrange(-20, 100) for _ in range(rng.randrange(2, 9))} for _ in range(200)]
+    sets += [{"ab", "ba", "c", "word", "x y"}, {-1, -2, 5, 13}]
+    first = [list(widened_sets(s)) for s in sets]
+    kept = []
+    for junk in (1, 7, 33, 250, 1000):
+        kept.append([object() for _ in range(junk)])  # moves where the next objects are allocated
+        assert [list(widened_sets(s)) for s in sets] == first
