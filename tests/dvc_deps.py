@@ -1,6 +1,7 @@
 """The code each DVC stage runs, derived statically from its ``cmd`` (used by ``test_dvc_deps.py``).
 
-A stage's **code closure** is the set of this project's code files (Python, and the JavaScript its node workers run) its command can execute:
+A stage's **code closure** is the set of this project's code files (Python, and the JavaScript its
+node workers run) its command can execute:
 
 - ``execverify <command> …``: the typer command function in ``factory/cli/`` and the project
   modules it imports (in its body, or at the top of its CLI module for the names it uses, or through

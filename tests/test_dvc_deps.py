@@ -177,7 +177,7 @@ FAKE = {
     "factory/a/child.py": "import sibling\nimport json\n",
     "factory/a/sibling.py": "",
     "factory/a/worker.js": "const vm = require('vm');\nconst { canonical } = require('./canonical.js');\n",
-    "factory/a/tracer.js": "const { x } = require( \"./canonical.js\" );\n",
+    "factory/a/tracer.js": 'const { x } = require( "./canonical.js" );\n',
     "factory/a/canonical.js": "module.exports = { canonical: 1 };\n",
     "factory/a/unused.js": "",
     "factory/b/__init__.py": """

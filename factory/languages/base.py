@@ -255,6 +255,8 @@ class Language(ABC):
           family's answer rule), ``assertion(call, expected)`` (the answer line of an output or
           input question) and ``read_assertion(line, entry)`` (that line read back: the call's
           argument values and the expected value, or a verdict).
+        - ``untrusted``: ``call_function(source, entry, args, *, timeout_s, memory_mb)``, one call
+          on argument values in the untrusted sandbox (a ``CallResult``): the scorer's input answers.
         - ``normalize``: ``parse``, ``token_stream``, ``program_key``, ``ast_keys`` for dedup and
           decontamination (not routed yet: the assemble stage imports Python's).
 

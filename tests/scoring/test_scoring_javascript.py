@@ -3,6 +3,9 @@ exploits score 0, in the ``assert.deepStrictEqual(f(...), value);`` format."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from factory.languages import language
@@ -117,3 +120,59 @@ def test_verdicts() -> None:
     assert input_arguments("assert.deepStrictEqual(f(1, 'a'), 0);", "f", JS) == (1, "a")
     assert input_arguments("assert.deepStrictEqual(f(1, x), 0);", "f", JS) == "wrong"
     assert input_arguments("assert.deepStrictEqual(f(require('child_process')), 0);", "f", JS) == "wrong"
+
+
+# -- input items: the original program runs on the proposed literals in the untrusted sandbox -----
+
+
+def input_item(gold: str = "[10, 6]") -> dict:
+    return {**output_item(gold=gold), "family": "input", "questions": [{"family": "input", "answer": gold}]}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "assert.deepStrictEqual(f([1, 5, 3], 2), [10, 6]);",  # the item's own arguments: no run
+        "assert.deepStrictEqual(f([5, 3], 1), [10, 6]);",  # other arguments, run in the sandbox
+        "assert.deepStrictEqual(f([0, 5, -1, 3], 2.5), [10, 6]);",
+        "assert.strictEqual(f([5, 3], 1), 'anything');",  # the expected value is not judged
+    ],
+)
+def test_gold_input_scores_the_maximum(line: str) -> None:
+    assert score_item(input_item(), answer(line)).reward == 1.0
+
+
+def test_input_collections_run() -> None:
+    item = {**output_item(SETS, "g", 'new Set(["a", "b"])', '[["n", 1]]'), "family": "input"}
+    item["questions"] = [{"family": "input", "answer": 'new Map([["n", 1], ["a", ["z"]]])'}]
+    assert score_item(item, answer("assert.deepStrictEqual(g(new Set(['z'])), 0);")).reward == 1.0
+    assert score_item(item, answer("assert.deepStrictEqual(g(new Set(['y'])), 0);")).reward == 0.0
+
+
+HUGE = "[" + ", ".join(["123456789"] * 50_000) + "]"
+DEEP = "[" * 5000 + "]" * 5000
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "assert.deepStrictEqual(f([1, 5], 2), [10, 6]);",  # wrong arguments
+        "assert.deepStrictEqual(f(require('child_process').execSync('id'), 2), [10, 6]);",
+        "assert.deepStrictEqual(f(process.exit(0), 2), [10, 6]);",
+        "assert.deepStrictEqual(f((() => { while (true); })(), 2), [10, 6]);",
+        "assert.deepStrictEqual(f({ get x() { return [5, 3]; } }, 1), [10, 6]);",
+        "assert.deepStrictEqual(f(`${[5, 3]}`, 1), [10, 6]);",
+        "assert.deepStrictEqual(f(...[[5, 3], 1]), [10, 6]);",
+        "assert.deepStrictEqual(f([5, 3], 1), [10, 6]); process.exit(0);",
+        "assert.deepStrictEqual([10, 6], f([5, 3], 1));",
+        f"assert.deepStrictEqual(f({HUGE}, 1), [10, 6]);",
+        f"assert.deepStrictEqual(f({DEEP}, 1), [10, 6]);",
+        "assert.deepStrictEqual(f(5, 1), [10, 6]);",  # for...of a number throws: TypeError
+    ],
+)
+def test_hostile_input_answers_score_zero(line: str) -> None:
+    jobs = Path(tempfile.gettempdir()).glob("execverify-isolated-*")
+    before = set(jobs)
+    result = score_item(input_item(), answer(line))
+    assert result.reward == 0.0, line[:80]
+    assert set(Path(tempfile.gettempdir()).glob("execverify-isolated-*")) == before  # nothing left
