@@ -19,7 +19,7 @@ from factory.inputs.draw import draw_examples
 from factory.inputs.strategies import strategy_for
 from factory.io import read_table
 from factory.languages.javascript.drawn import js_value
-from factory.languages.javascript.tracer import trace_calls_js
+from factory.languages.javascript.trace_calls import trace_calls_js
 from factory.languages.javascript.values import literal
 from factory.params import SynthesizeParams
 from factory.synth.check import check_program
