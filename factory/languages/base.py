@@ -131,6 +131,32 @@ class Analysis(Protocol):
         ...
 
 
+#: An answer's expected value that is not a literal (``Assertion.expected``).
+NO_VALUE: Any = object()
+
+
+class Assertion(NamedTuple):
+    """An output or input answer line read back (the ``prompts`` facet's ``read_assertion``): the
+    values of the entry call's arguments (None when one is not a literal) and the expected value
+    (``NO_VALUE`` when it is not a literal)."""
+
+    args: tuple[Any, ...] | None
+    expected: Any
+
+
+@dataclass(frozen=True)
+class PromptExample:
+    """The format-only example of a language's prompts (``factory.tasks.prompts``): a fixed tiny
+    program, a call, and per question family the questions it may ask and the reasoning line of
+    each (the example takes as many of each family, in the item's order)."""
+
+    source: str
+    entry: str
+    args: str
+    questions: Mapping[str, Sequence[Mapping[str, Any]]]
+    why: Mapping[str, Sequence[str]]
+
+
 class Language(ABC):
     """One programming language: the grammar folder's ``language`` key names it."""
 
@@ -229,6 +255,13 @@ class Language(ABC):
           tasks stage's and the inputs stage's (its quality checks).
         - ``source_check``: ``syntax_error(source)``, the (line, message) of a program's first
           syntax error or None: the one-program commands check a file with it before running it.
+        - ``prompts``: what the prompts and the scorer say in the language (``factory.tasks.prompts``,
+          ``factory.scoring.judge``): ``EXAMPLE`` (a ``PromptExample``), ``STATE_RULE`` (the state
+          family's answer rule), ``assertion(call, expected)`` (the answer line of an output or
+          input question) and ``read_assertion(line, entry)`` (that line read back: the call's
+          argument values and the expected value, or a verdict).
+        - ``untrusted``: ``call_function(source, entry, args, *, timeout_s, memory_mb)``, one call
+          on argument values in the untrusted sandbox (a ``CallResult``): the scorer's input answers.
         - ``normalize``: ``parse``, ``token_stream``, ``program_key``, ``ast_keys`` for dedup and
           decontamination (not routed yet: the assemble stage imports Python's).
 

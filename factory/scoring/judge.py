@@ -23,17 +23,19 @@ Decisions the starting design left open (docs/design.md §5):
 
 Values (the gold answers, the literals of an answer) are read and compared with the value model
 of the item's language (``values``: ``Language.literal_value`` and ``strict_equal``); the
-assertion around them is Python's ``assert f(...) == ...``, read with ``ast``.
+assertion around them is the language's, read by its ``prompts`` facet (``read_assertion``):
+Python's ``assert f(...) == ...`` with ``ast``, JavaScript's
+``assert.deepStrictEqual(f(...), ...);`` with tree-sitter (docs/languages.md §6.6), with the
+same verdicts for the same faults.
 """
 
 from __future__ import annotations
 
-import ast
 from functools import lru_cache
 from typing import Any, Literal
 
-from factory import threadsafe_ast
 from factory.languages import Language
+from factory.languages.base import NO_VALUE, Assertion
 
 Verdict = Literal["right", "wrong", "unparsed"]
 RIGHT: Verdict = "right"
@@ -58,78 +60,42 @@ def gold_literal(text: str, values: Language) -> Any:
     return literal_value(text, values)
 
 
-def _node_value(line: str, node: ast.expr, values: Language) -> Any:
-    """The value of the literal that ``node`` of ``line`` is written as (``_NO_VALUE``: none)."""
-    try:
-        return values.answer_literal_value(node, line)
-    except _PARSE_ERRORS:
-        return _NO_VALUE
-
-
-def _parse_assert(line: str, entry: str) -> tuple[ast.Call, ast.expr] | Verdict:
-    """``assert <entry>(...) == <rhs>`` as (call, rhs), or the verdict for a line that is not."""
-    try:
-        module = threadsafe_ast.parse(line, mode="exec")
-    except _PARSE_ERRORS:
-        return UNPARSED
-    if len(module.body) != 1 or not isinstance(module.body[0], ast.Assert):
-        return UNPARSED
-    stmt = module.body[0]
-    test = stmt.test
-    if stmt.msg is not None:
-        return WRONG
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
-        return WRONG  # `== 5 or True`, `!=`, chained comparisons, bare calls, tuples
-    call = test.left
-    if not (
-        isinstance(call, ast.Call)
-        and isinstance(call.func, ast.Name)
-        and call.func.id == entry
-        and not call.keywords
-        and not any(isinstance(a, ast.Starred) for a in call.args)
-    ):
-        return WRONG  # reversed operands, another function, keywords, starred arguments
-    return call, test.comparators[0]
-
-
-def _literal_args(line: str, call: ast.Call, values: Language) -> tuple[Any, ...] | None:
-    found = []
-    for node in call.args:
-        value = _node_value(line, node, values)
-        if value is _NO_VALUE:
-            return None
-        found.append(value)
-    return tuple(found)
+def _assertion(line: str, entry: str, values: Language) -> Assertion | Verdict:
+    """The line read by the language's ``prompts`` facet: its ``Assertion``, or a verdict."""
+    read = values.facet("prompts").read_assertion(line, entry, values)
+    if isinstance(read, Assertion):
+        return read
+    return UNPARSED if read == UNPARSED else WRONG
 
 
 def judge_output(line: str, entry: str, args: tuple[Any, ...], gold: Any, values: Language) -> Verdict:
-    """Output family: ``assert entry(<args>) == <literal strictly equal to gold>``."""
-    parsed = _parse_assert(line, entry)
+    """Output family: the language's assertion of ``entry(<args>)`` equal to a literal strictly
+    equal to gold (Python: ``assert entry(<args>) == <literal>``)."""
+    parsed = _assertion(line, entry, values)
     if isinstance(parsed, str):
         return parsed
-    call, rhs = parsed
-    given = _literal_args(line, call, values)
+    given = parsed.args
     if given is None or len(given) != len(args):
         return WRONG
     if not all(values.strict_equal(a, b) for a, b in zip(given, args, strict=True)):
         return WRONG
-    value = _node_value(line, rhs, values)  # a call, a name or `f(x)` on the right is not a literal
-    if value is _NO_VALUE or gold is _NO_VALUE:
+    value = parsed.expected  # a call, a name or `f(x)` on the right is not a literal
+    if value is NO_VALUE or gold is _NO_VALUE:
         return WRONG
     return RIGHT if values.strict_equal(value, gold) else WRONG
 
 
 def input_arguments(line: str, entry: str, values: Language) -> tuple[Any, ...] | Verdict:
-    """Input family: the literal arguments proposed by ``assert entry(<args>) == ...``.
+    """Input family: the literal arguments proposed by the language's assertion
+    (``assert entry(<args>) == ...``).
 
     Returns the argument tuple, or a verdict when the line cannot be run (``unparsed`` when it
     is not an assertion at all, ``wrong`` when an argument is not a literal).
     """
-    parsed = _parse_assert(line, entry)
+    parsed = _assertion(line, entry, values)
     if isinstance(parsed, str):
         return parsed
-    found = _literal_args(line, parsed[0], values)
-    return WRONG if found is None else found
+    return WRONG if parsed.args is None else parsed.args
 
 
 def judge_next_line(line: str, source_lines: list[str], gold: int) -> Verdict:

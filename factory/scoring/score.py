@@ -28,7 +28,7 @@ from typing import Any, TypedDict
 from factory import languages
 from factory.errors import UserError
 from factory.languages import Language
-from factory.sandbox.untrusted.runner import SYNTAX_ERROR, call_function, run_tests
+from factory.sandbox.untrusted.runner import SYNTAX_ERROR, run_tests
 from factory.scoring import judge
 from factory.scoring.judge import RIGHT, UNPARSED, WRONG
 from factory.scoring.parse import completion_text, extract_code, split_answers
@@ -249,7 +249,8 @@ def _judge_input(
     if own is not None and len(own) == len(proposed):
         if all(values.strict_equal(a, b) for a, b in zip(own, proposed, strict=True)):
             return RIGHT, None
-    result = call_function(item.source, item.entry, proposed, timeout_s=timeout_s, memory_mb=memory_mb)
+    call = values.facet("untrusted").call_function  # the language's runs, in the untrusted sandbox
+    result = call(item.source, item.entry, proposed, timeout_s=timeout_s, memory_mb=memory_mb)
     if not result.ok:
         return WRONG, result.status
     return (RIGHT if values.strict_equal(result.value, gold) else WRONG), result.status

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping, Sequence
+from types import ModuleType
 from typing import Any
 
 from factory import languages
@@ -50,82 +51,7 @@ _RULES = {
     "next_line": "- Which line runs next: copy that line's code exactly, without its number; write "
     "-1 if nothing runs after it ({entry} has returned) or if the line does not run that many "
     "times.",
-    "state": "- Value and type: write `<value>; <type>`, the value as a {language} literal (as repr "
-    "shows it) and the type as type(x).__name__, e.g. `[1, 'a']; list`, read in the function "
-    "that the line belongs to, once that execution of the line is over; write Nil if the line "
-    "does not run that many times.",
     "coverage": "- Does a line run: write YES or NO.",
-}
-
-# The format-only example: a fixed program, its questions and their answers per family.
-_EXAMPLE_SOURCE = (
-    "def demo(n):\n"
-    "    s = 0\n"
-    "    for i in range(n):\n"
-    "        s += i\n"
-    "    if s > 5:\n"
-    "        return -s\n"
-    "    return s\n"
-)
-_EXAMPLE_ENTRY = "demo"
-_EXAMPLE_ARGS = "3"
-# The example asks as many questions of each family, in the same order, as the item does (taken
-# in this order, round again past the end): its answer block has the very shape the item's must
-# have, which small models copy (with a fixed two-per-family example, Qwen2.5-Coder-0.5B left
-# every white-box item of a first sample unparsed: it wrote the example's line count).
-_EXAMPLE_QUESTIONS: dict[str, list[dict[str, Any]]] = {
-    "output": [{"family": "output", "answer": "3", "answer_type": "int"}],
-    "input": [{"family": "input", "answer": "3", "answer_type": "int"}],
-    "next_line": [
-        {"family": "next_line", "line": 3, "occurrence": 4, "answer": 5},
-        {"family": "next_line", "line": 6, "occurrence": 1, "answer": -1},
-        {"family": "next_line", "line": 4, "occurrence": 1, "answer": 3},
-        {"family": "next_line", "line": 5, "occurrence": 1, "answer": 7},
-        {"family": "next_line", "line": 3, "occurrence": 1, "answer": 4},
-    ],
-    "state": [
-        {"family": "state", "line": 4, "occurrence": 2, "var": "s", "answer": "1; int"},
-        {"family": "state", "line": 4, "occurrence": 4, "var": "s", "answer": "Nil"},
-        {"family": "state", "line": 4, "occurrence": 3, "var": "s", "answer": "3; int"},
-        {"family": "state", "line": 3, "occurrence": 2, "var": "i", "answer": "1; int"},
-        {"family": "state", "line": 2, "occurrence": 1, "var": "s", "answer": "0; int"},
-    ],
-    "coverage": [
-        {"family": "coverage", "line": 4, "answer": "YES"},
-        {"family": "coverage", "line": 6, "answer": "NO"},
-        {"family": "coverage", "line": 7, "answer": "YES"},
-        {"family": "coverage", "line": 5, "answer": "YES"},
-        {"family": "coverage", "line": 2, "answer": "YES"},
-    ],
-}
-# The example's reasoning for an item of several questions: one line per question, in the
-# pools' order, numbered as its answers are. A worked example keyed by question number, not a
-# bare `...`: with `...` and unnumbered answers, Qwen2.5-Coder-0.5B copied the `...`, then wrote
-# a code line before each state answer, one line too many (15 of 20 white-box items unparsed).
-_EXAMPLE_WHY: dict[str, list[str]] = {
-    "output": ["s = 0 + 1 + 2 = 3; 3 > 5 is false, so line 7 returns 3."],
-    "input": ["n = 3 gives s = 0 + 1 + 2 = 3, not above 5, so demo(3) returns 3."],
-    "next_line": [
-        "line 3 runs for i = 0, 1, 2 and a 4th time to end the loop; line 5 comes next.",
-        "s = 3 is not above 5, so line 6 never runs: -1.",
-        "after the loop body, execution goes back to the loop header, line 3.",
-        "3 > 5 is false, so line 7 runs next.",
-        "the loop starts with i = 0, so its body, line 4, runs next.",
-    ],
-    "state": [
-        "the 2nd run of line 4 has i = 1: s = 0 + 1 = 1, an int.",
-        "line 4 runs only 3 times (i = 0, 1, 2): Nil.",
-        "the 3rd run of line 4 has i = 2: s = 1 + 2 = 3, an int.",
-        "the 2nd run of line 3 sets i to 1, an int.",
-        "line 2 sets s = 0, an int.",
-    ],
-    "coverage": [
-        "the loop body runs for n = 3.",
-        "s = 3 is not above 5.",
-        "s = 3 is not above 5.",
-        "every call reaches the if.",
-        "the first line of the body.",
-    ],
 }
 
 
@@ -152,13 +78,21 @@ def call_text(entry: str, args: str) -> str:
     return f"{entry}({args})"
 
 
-def question_text(question: Question, entry: str, args: str | None) -> str:
-    """The wording of one question."""
+@functools.cache
+def language_prompts(language: str) -> ModuleType:
+    """The ``prompts`` facet of a registered language: its example, state rule and assertions."""
+    prompts: ModuleType = languages.language(language).facet("prompts")
+    return prompts
+
+
+def question_text(question: Question, entry: str, args: str | None, *, language: str = "python") -> str:
+    """The wording of one question (``language``: the program's, a registered name)."""
     family = question["family"]
+    assertion = language_prompts(language).assertion
     if family == "output":
-        return f"Complete the assertion: assert {call_text(entry, args or '')} == ??"
+        return f"Complete the assertion: {assertion(call_text(entry, args or ''), '??')}"
     if family == "input":
-        return f"Complete the assertion: assert {entry}(??) == {question['answer']}"
+        return f"Complete the assertion: {assertion(f'{entry}(??)', question['answer'])}"
     if family == "next_line":
         return (
             f"Which line runs right after the {ordinal(question['occurrence'])} execution of "
@@ -174,11 +108,13 @@ def question_text(question: Question, entry: str, args: str | None) -> str:
     raise ValueError(f"unknown question family {family!r}")
 
 
-def answer_line(question: Question, entry: str, args: str | None, source: str) -> str:
+def answer_line(
+    question: Question, entry: str, args: str | None, source: str, *, language: str = "python"
+) -> str:
     """The gold answer line of one question, in the format the scorer parses."""
     family = question["family"]
     if family in ("output", "input"):
-        return f"assert {call_text(entry, args or '')} == {question['answer']}"
+        return language_prompts(language).assertion(call_text(entry, args or ""), question["answer"])
     if family == "next_line":
         return line_text(source, int(question["answer"]))
     if family in ("state", "coverage"):
@@ -197,32 +133,37 @@ def _block(
     entry: str,
     args: str | None,
     questions: Sequence[Question],
+    language: str,
 ) -> list[str]:
     """Program, call and numbered questions."""
     parts = ["Program:", numbered_program(source), ""]
     if family != "input":
         parts += [f"Call: {call_text(entry, args or '')}", ""]
     parts.append("Questions:" if len(questions) > 1 else "Question:")
-    parts += [f"{i}. {question_text(q, entry, args)}" for i, q in enumerate(questions, 1)]
+    parts += [f"{i}. {question_text(q, entry, args, language=language)}" for i, q in enumerate(questions, 1)]
     return parts
 
 
 @functools.lru_cache(maxsize=64)
-def _example(family: str, shape: tuple[str, ...]) -> tuple[str, ...]:
-    """The format-only example block of an item of ``family`` whose questions are of the
-    families ``shape``, in order: the example asks the same number of each, in the same order."""
+def _example(family: str, shape: tuple[str, ...], language: str) -> tuple[str, ...]:
+    """The format-only example block (the language's ``PromptExample``) of an item of ``family``
+    whose questions are of the families ``shape``, in order: the example asks the same number of
+    each, in the same order."""
+    example = language_prompts(language).EXAMPLE
     taken: dict[str, int] = {}
     questions, why = [], []
     for f in shape:
-        k = taken.get(f, 0) % len(_EXAMPLE_QUESTIONS[f])
-        questions.append(_EXAMPLE_QUESTIONS[f][k])
-        why.append(_EXAMPLE_WHY[f][k])
+        k = taken.get(f, 0) % len(example.questions[f])
+        questions.append(example.questions[f][k])
+        why.append(example.why[f][k])
         taken[f] = taken.get(f, 0) + 1
-    answers = [answer_line(q, _EXAMPLE_ENTRY, _EXAMPLE_ARGS, _EXAMPLE_SOURCE) for q in questions]
+    answers = [
+        answer_line(q, example.entry, example.args, example.source, language=language) for q in questions
+    ]
     return (
         "Format example (format only: a different program; its questions and values are "
         "illustrative and unrelated to your task):",
-        *_block(family, _EXAMPLE_SOURCE, _EXAMPLE_ENTRY, _EXAMPLE_ARGS, questions),
+        *_block(family, example.source, example.entry, example.args, questions, language),
         "<reasoning>",
         *(numbered(why) if len(questions) > 1 else ["..."]),
         "</reasoning>",
@@ -256,8 +197,8 @@ def render_prompt(item: Mapping[str, Any], *, language: str = "python") -> str:
     multiline = white_box and lang.facet("analysis").has_multiline_statement(source)
     n = len(questions)
     parts = [
-        _head(family, shape, multiline, entry, lang.display_name),
-        *_block(family, source, entry, args, questions),
+        _head(family, shape, multiline, entry, lang.name),
+        *_block(family, source, entry, args, questions, lang.name),
         "",
         f"Reply with <reasoning>...</reasoning>, then <answer>...</answer> holding exactly {n} "
         f"line{'s' if n > 1 else ''}.",
@@ -280,32 +221,36 @@ _WHITE_BOX_FAMILIES = frozenset({"next_line", "state", "coverage"})  # they ask 
 def _head(family: str, shape: tuple[str, ...], multiline: bool, entry: str, language: str) -> str:
     """A prompt up to its task block: intro, answer rules and the format-only example (items
     of one family whose questions have the same families in the same order share it);
-    ``language``: the display name."""
+    ``language``: the registered name."""
     families = list(dict.fromkeys(shape))
+    display = languages.language(language).display_name
+    rule_texts = {**_RULES, "state": language_prompts(language).STATE_RULE}
     rules = []
     if {"next_line", "state"} & set(families):
         rules.append(_COUNTING)
     if multiline:
         rules.append(_MULTILINE)
-    rules += [_RULES[f].format(entry=entry, language=language) for f in families]
+    rules += [rule_texts[f].format(entry=entry, language=display) for f in families]
     parts = [
-        _INTRO[family].format(language=language),
+        _INTRO[family].format(language=display),
         "",
         "Answer rules:",
         *rules,
         _REPLY_RULE[len(shape) > 1],
         "",
-        *_example(family, shape),
+        *_example(family, shape, language),
         "",
         "Your task:",
     ]
     return "\n".join(parts)
 
 
-def gold_completion(item: Mapping[str, Any]) -> str:
-    """The reference completion of an item: every gold answer, in the prompt's format."""
+def gold_completion(item: Mapping[str, Any], *, language: str = "python") -> str:
+    """The reference completion of an item: every gold answer, in the prompt's format
+    (``language``: the program's, unless the item names its own)."""
     questions = _questions(item)
     source, entry, args = item["source"], item["entry"], item.get("args")
-    answers = [answer_line(q, entry, args, source) for q in questions]
+    language = item.get("language") or language
+    answers = [answer_line(q, entry, args, source, language=language) for q in questions]
     body = "\n".join(numbered(answers))
     return "<reasoning>\nReference answer.\n</reasoning>\n<answer>\n" + body + "\n</answer>"

@@ -102,15 +102,16 @@ def test_multiline_statements_are_detected() -> None:
 
 def test_format_example_is_right() -> None:
     """The format-only example's answers are the true ones (a wrong example would mislead)."""
-    trace = trace_call(prompts._EXAMPLE_SOURCE, prompts._EXAMPLE_ENTRY, prompts._EXAMPLE_ARGS)
+    example = prompts.language_prompts("python").EXAMPLE
+    trace = trace_call(example.source, example.entry, example.args)
     assert trace["output_repr"] == "3"
-    real = questions_from_trace(prompts._EXAMPLE_SOURCE, trace)
+    real = questions_from_trace(example.source, trace)
 
     def key(q: dict) -> tuple:
         return (q["family"], q.get("line"), q.get("occurrence"), q.get("var"))
 
     gold = {key(q): q["answer"] for q in real}
-    for family, questions in prompts._EXAMPLE_QUESTIONS.items():
+    for family, questions in example.questions.items():
         for q in questions:
             if family in ("output", "input"):
                 assert q["answer"] == trace["output_repr"]
@@ -244,12 +245,12 @@ def test_several_answers_are_numbered_and_the_example_reasons() -> None:
         assert gold[0].startswith("1. ") and gold[n - 1].startswith(f"{n}. "), family
 
 
-def test_example_reasoning_pools_match_the_question_pools() -> None:
-    assert {f: len(p) for f, p in prompts._EXAMPLE_WHY.items()} == {
-        f: len(p) for f, p in prompts._EXAMPLE_QUESTIONS.items()
-    }
-    for family, pool in prompts._EXAMPLE_QUESTIONS.items():
-        for question, why in zip(pool, prompts._EXAMPLE_WHY[family], strict=True):
+@pytest.mark.parametrize("language", ["python", "javascript"])
+def test_example_reasoning_pools_match_the_question_pools(language: str) -> None:
+    example = prompts.language_prompts(language).EXAMPLE
+    assert {f: len(p) for f, p in example.why.items()} == {f: len(p) for f, p in example.questions.items()}
+    for family, pool in example.questions.items():
+        for question, why in zip(pool, example.why[family], strict=True):
             answer = str(question["answer"])
             if family == "state" or (family == "next_line" and answer == "-1"):
                 assert answer.split(";")[0] in why, (question, why)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from factory.languages.javascript.node_env import FIXED_ENV
 from factory.sandbox.trusted.pool import (
     RECHECK_S,
     WorkerSpec,
@@ -51,9 +52,8 @@ PAYLOAD_MAKERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 #: The shared memory the worker writes before each job: jobs started, its CPU seconds then.
 NODE_PROGRESS = struct.Struct("<Qd")
 
-#: The environment of the worker: a fixed time zone and locale (``localeCompare``,
-#: ``toLocaleString`` read them), and nothing that node reads to change what it runs.
-FIXED_ENV = {"TZ": "UTC", "LC_ALL": "en_US.UTF-8", "LANG": "en_US.UTF-8"}
+#: The environment of the worker: a fixed time zone and locale (``node_env``), and nothing that
+#: node reads to change what it runs.
 DROPPED_ENV = ("NODE_OPTIONS", "NODE_PATH", "NODE_EXTRA_CA_CERTS", "NODE_V8_COVERAGE", "NODE_REPL_HISTORY")
 
 
@@ -131,4 +131,4 @@ def _loads(data: bytes) -> dict[str, Any]:
 
 WORKER = NodeWorker()
 
-__all__ = ["KINDS", "NODE_PROGRESS", "PAYLOAD_MAKERS", "WORKER", "NodeWorker"]
+__all__ = ["FIXED_ENV", "KINDS", "NODE_PROGRESS", "PAYLOAD_MAKERS", "WORKER", "NodeWorker"]

@@ -146,8 +146,9 @@ _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 _X32_SYSCALL_BIT = 0x40000000
 
 
-def _bpf_program(machine: str, pid: int) -> list[tuple[int, int, int, int]]:
-    """A seccomp filter for ``machine`` as (code, jt, jf, k) tuples, jumps resolved from labels."""
+def _bpf_program(machine: str, pid: int, allow_exec: bool = False) -> list[tuple[int, int, int, int]]:
+    """A seccomp filter for ``machine`` as (code, jt, jf, k) tuples, jumps resolved from labels;
+    ``allow_exec``: execve is not refused (``node_child``, whose Landlock allows one file)."""
     nr = {**_SYSCALLS[machine], **_COMMON}
     prog: list[list] = []  # [code, jt, jf, k] with jt/jf possibly labels
 
@@ -167,7 +168,7 @@ def _bpf_program(machine: str, pid: int) -> list[tuple[int, int, int, int]]:
     if machine == "x86_64":
         prog.append([0x35, "deny", 0, _X32_SYSCALL_BIT])  # JGE: the x32 ABI is refused
     for name in _DENIED:
-        if name in nr:
+        if name in nr and not (allow_exec and name in ("execve", "execveat")):
             jeq(nr[name], "deny", 0)
     jeq(nr["clone"], "clone", 0)
     jeq(nr["clone3"], "enosys", 0)  # the C library falls back to clone, which is checked
@@ -217,10 +218,12 @@ def _bpf_program(machine: str, pid: int) -> list[tuple[int, int, int, int]]:
     return out
 
 
-def prepare_lockdown() -> tuple[Any, ...] | None:
+def prepare_lockdown(executables: tuple[str, ...] = ()) -> tuple[Any, ...] | None:
     """What ``_isolate`` and ``_lockdown`` need, built once: (prctl, filter array or None, address
     of the filter program, index of the instruction that holds this process's pid, Landlock or
-    None, ``namespaces.Namespaces`` or None), or None without ctypes.
+    None, ``namespaces.Namespaces`` or None), or None without ctypes. ``executables``: files the
+    job may exec (``node_child``: node and its loader); seccomp then allows exec and Landlock
+    allows only these.
 
     A fresh process builds it in ``serve``; the fork server builds it before forking, and
     each job only writes its own pid into its copy of the array.
@@ -234,8 +237,10 @@ def prepare_lockdown() -> tuple[Any, ...] | None:
     machine = os.uname().machine
     if machine not in _SYSCALLS:
         return prctl, None, 0, 0, None, None
-    program = _bpf_program(machine, 0)
-    pid_at = next(i for i, (a, b) in enumerate(zip(program, _bpf_program(machine, 1), strict=True)) if a != b)
+    allow_exec = bool(executables)
+    program = _bpf_program(machine, 0, allow_exec)
+    other = _bpf_program(machine, 1, allow_exec)
+    pid_at = next(i for i, (a, b) in enumerate(zip(program, other, strict=True)) if a != b)
 
     class SockFilter(ctypes.Structure):
         _fields_ = [
@@ -257,11 +262,16 @@ def prepare_lockdown() -> tuple[Any, ...] | None:
         isolation = namespaces.Namespaces(ctypes)
     except (OSError, AttributeError):
         isolation = None
-    return prctl, filters, ctypes.addressof(fprog), pid_at, _prepare_landlock(ctypes, libc), isolation
+    landlock = _prepare_landlock(ctypes, libc, executables)
+    if executables and landlock is None:
+        # No exec without the Landlock rule that limits it: no seccomp either, reported missing.
+        return prctl, None, 0, 0, None, isolation
+    return prctl, filters, ctypes.addressof(fprog), pid_at, landlock, isolation
 
 
 # Landlock (linux/landlock.h): syscalls numbered alike on every architecture, access rights.
 _LANDLOCK_CREATE, _LANDLOCK_ADD_RULE, _LANDLOCK_RESTRICT = 444, 445, 446
+_LL_EXECUTE = 1 << 0
 _LL_WRITES = (1 << 1) | sum(1 << b for b in range(4, 13))  # write file; remove, make anything
 _LL_REFER, _LL_TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
 _LL_NET_TCP = (1 << 0) | (1 << 1)  # bind, connect (ABI 4)
@@ -273,7 +283,7 @@ class _Landlock:
     no signals or abstract sockets outside the domain. It holds in the kernel whatever the
     process does afterwards, ctypes included (the audit hook is Python-level)."""
 
-    def __init__(self, ctypes: Any, libc: Any) -> None:
+    def __init__(self, ctypes: Any, libc: Any, executables: tuple[str, ...] = ()) -> None:
         syscall = libc.syscall
         syscall.restype = ctypes.c_long
         syscall.argtypes = [ctypes.c_long] * 5
@@ -289,7 +299,12 @@ class _Landlock:
             _pack_ = 1
             _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
-        self.attr = RulesetAttr(fs, _LL_NET_TCP if abi >= 4 else 0, _LL_SCOPES if abi >= 6 else 0)
+        # With executables, exec is handled too: allowed for them alone.
+        handled = fs | (_LL_EXECUTE if executables else 0)
+        self.attr = RulesetAttr(handled, _LL_NET_TCP if abi >= 4 else 0, _LL_SCOPES if abi >= 6 else 0)
+        self.executables = executables
+        self.exec_rule = PathBeneath(_LL_EXECUTE, -1)
+        self.exec_rule_address = ctypes.addressof(self.exec_rule)
         self.attr_size = 8 if abi < 4 else 16 if abi < 6 else 24
         self.rule = PathBeneath(fs, -1)
         self.attr_address = ctypes.addressof(self.attr)
@@ -308,14 +323,21 @@ class _Landlock:
                     return False  # 1: LANDLOCK_RULE_PATH_BENEATH
             finally:
                 os.close(self.rule.parent_fd)
+            for path in self.executables:
+                self.exec_rule.parent_fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                try:
+                    if self.syscall(_LANDLOCK_ADD_RULE, ruleset, 1, self.exec_rule_address, 0) != 0:
+                        return False
+                finally:
+                    os.close(self.exec_rule.parent_fd)
             return self.syscall(_LANDLOCK_RESTRICT, ruleset, 0, 0, 0) == 0
         finally:
             os.close(ruleset)
 
 
-def _prepare_landlock(ctypes: Any, libc: Any) -> _Landlock | None:
+def _prepare_landlock(ctypes: Any, libc: Any, executables: tuple[str, ...] = ()) -> _Landlock | None:
     try:
-        return _Landlock(ctypes, libc)
+        return _Landlock(ctypes, libc, executables)
     except (OSError, AttributeError):
         return None
 
@@ -609,29 +631,33 @@ def serve(
     """
     try:
         prepared = lockdown_box.pop() if lockdown_box else prepare_lockdown()
-        isolated, unprivileged = _isolate(prepared, parent_pid, tmp)
-        in_own_pid_namespace = os.getpid() == 1
-        own_uid = unprivileged and os.getuid() >= namespaces.UID_BASE
-        _set_limits(*limits, JOB_TASKS if own_uid else 0)
-        seccomp, landlock = _lockdown(0 if in_own_pid_namespace else parent_pid, prepared, tmp)
+        layers = confine(prepared, parent_pid, tmp, limits)
         del prepared
         # The layers in force, told before any of the job's code runs (the parent's policy).
-        layers = {
-            "namespaces": isolated,
-            "unprivileged": unprivileged,
-            "seccomp": seccomp,
-            "landlock": landlock,
-        }
-        _send(resp_fd, b"K", " ".join(name for name, on in layers.items() if on))
+        _send(resp_fd, b"K", layers)
         frame = _read_frame(req_fd)
         if frame is None:
             os._exit(0)
         job = marshal.loads(frame)
         code_text, loose = job["code"], bool(job.get("loose"))
         del frame, job
-        _serve_job(req_fd, resp_fd, tmp, seccomp, code_text, loose)
+        _serve_job(req_fd, resp_fd, tmp, "seccomp" in layers.split(), code_text, loose)
     finally:
         _exit(0)  # bound at definition: a completion that patches ``os`` cannot make this return
+
+
+def confine(
+    prepared: tuple[Any, ...] | None, parent_pid: int, tmp: str, limits: tuple[int, int, int, int]
+) -> str:
+    """Steps 1-3 (module docstring): namespaces, rlimits, lockdown; returns in the job, with the
+    names of the kernel layers in force, space-separated (``serve``'s and ``exec_child``'s)."""
+    isolated, unprivileged = _isolate(prepared, parent_pid, tmp)
+    in_own_pid_namespace = os.getpid() == 1
+    own_uid = unprivileged and os.getuid() >= namespaces.UID_BASE
+    _set_limits(*limits, JOB_TASKS if own_uid else 0)
+    seccomp, landlock = _lockdown(0 if in_own_pid_namespace else parent_pid, prepared, tmp)
+    layers = {"namespaces": isolated, "unprivileged": unprivileged, "seccomp": seccomp, "landlock": landlock}
+    return " ".join(name for name, on in layers.items() if on)
 
 
 def _serve_job(req_fd: int, resp_fd: int, tmp: str, seccomp: bool, code_text: str, loose: bool) -> None:
