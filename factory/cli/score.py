@@ -74,7 +74,7 @@ def gold_answers(item: dict[str, Any]) -> list[str | None]:
     (``assert f(3) == 6``, the next line's code, ``6; int``); None for a codegen task, whose
     tests are the gold. An input question's gold is the task's own call (any call that gives
     the output is right)."""
-    from factory.tasks.prompts import answer_line
+    from factory.tasks.prompts import answer_line, language_prompts
 
     questions = item.get("questions")
     if item.get("family") == "codegen" or questions is None:
@@ -82,14 +82,15 @@ def gold_answers(item: dict[str, Any]) -> list[str | None]:
     if isinstance(questions, str):
         questions = json.loads(questions)
     entry, args, source = item.get("entry", "f"), item.get("args"), item.get("source", "")
+    language = item.get("language") or "python"  # the scorer reads the answers in it too
     golds: list[str | None] = []
     for q in questions:
         try:
             if q["family"] == "input" and args is None:
-                golds.append(f"assert {entry}(??) == {q['answer']}")
+                golds.append(language_prompts(language).assertion(f"{entry}(??)", q["answer"]))
             else:
-                golds.append(answer_line(q, entry, args, source))
-        except (KeyError, TypeError, ValueError):
+                golds.append(answer_line(q, entry, args, source, language=language))
+        except (KeyError, TypeError, ValueError, LookupError):
             golds.append(str(q.get("answer")))
     return golds
 

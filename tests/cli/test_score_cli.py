@@ -181,3 +181,32 @@ def test_the_expected_answer_of_input_and_codegen_tasks(execverify: str, tmp_pat
     done = run(execverify, "score", "--task", str(task), "--completion", str(completion), "--json")
     [q] = json.loads(done.stdout)["per_question"]
     assert (q["verdict"], q["test"], q["gold"]) == ("right", "assert f(1) == 2", None)
+
+
+JS_WHITE_BOX = {
+    "family": "white_box",
+    "language": "javascript",
+    "source": "function f(a) {\n  const x = [a, a * 2];\n  return x;\n}\n",
+    "entry": "f",
+    "args": "3",
+    "questions": [
+        {"family": "output", "answer": "[3, 6]", "answer_type": "array"},
+        {"family": "state", "line": 2, "occurrence": 1, "var": "x", "answer": "[3, 6]; array"},
+    ],
+}
+
+
+def test_a_javascript_task_is_scored_and_shown_in_javascript(execverify: str, tmp_path: Path):
+    task = write(tmp_path, "task.json", JS_WHITE_BOX)
+    right = "<answer>\nassert.deepStrictEqual(f(3), [3, 6]);\n[3, 6]; array\n</answer>"
+    completion = write(tmp_path, "c.txt", right)
+    done = run(execverify, "score", "--task", str(task), "--completion", str(completion), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert [(q["verdict"], q["gold"]) for q in data["per_question"]] == [
+        ("right", "assert.deepStrictEqual(f(3), [3, 6]);"),
+        ("right", "[3, 6]; array"),
+    ]
+    python_style = write(tmp_path, "p.txt", "<answer>\nassert f(3) == [3, 6]\n[3, 6]; array\n</answer>")
+    done = run(execverify, "score", "--task", str(task), "--completion", str(python_style), "--json")
+    assert json.loads(done.stdout)["per_question"][0]["verdict"] == "unparsed"
