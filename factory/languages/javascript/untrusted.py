@@ -72,7 +72,7 @@ def call_function(
 ) -> CallResult:
     """Run ``entry(*args)`` of the JavaScript ``source`` in the sandbox; ``args`` are values of
     the value model. The result's value is the returned value read back by ``values``."""
-    runner._check_limits(timeout_s, memory_mb)
+    runner.check_limits(timeout_s, memory_mb)
     try:
         text = ", ".join(values.literal(v) for v in args)
     except (TypeError, ValueError):

@@ -87,7 +87,7 @@ def run_isolated(
     try:
         return _serve(proc, payload, time.monotonic() + timeout_s + STARTUP_GRACE_S, max_output)
     finally:
-        runner._kill_group(proc)
+        runner.kill_group(proc)
         for pipe in (proc.stdin, proc.stdout):
             try:
                 if pipe is not None:
@@ -108,7 +108,7 @@ def _serve(proc: subprocess.Popen[bytes], payload: bytes, deadline: float, max_o
             line, _, rest = bytes(out).partition(b"\n")
             if not line.startswith(b"K"):
                 return IsolatedRun(runner.PROTOCOL)
-            missing = runner._missing(runner._note_layers(line[1:].decode("ascii", "replace")))
+            missing = runner.missing_layers(runner.note_layers(line[1:].decode("ascii", "replace")))
             if missing and not runner.weak_sandbox_allowed():
                 return IsolatedRun(runner.SANDBOX_INCOMPLETE)
             layers_seen = True

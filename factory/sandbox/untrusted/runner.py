@@ -239,7 +239,7 @@ def weak_sandbox_allowed() -> bool:
     return os.environ.get(ALLOW_WEAK_ENV, "") not in ("", "0")
 
 
-def _note_layers(text: str) -> tuple[str, ...]:
+def note_layers(text: str) -> tuple[str, ...]:
     """The kernel layers a child reported (less the simulated-missing ones), remembered for
     ``sandbox_layers``; warns once per set of missing layers when they are allowed."""
     global _last_layers
@@ -251,7 +251,7 @@ def _note_layers(text: str) -> tuple[str, ...]:
             "".join(f", {n}" for n in layers),
         )
     _last_layers = layers
-    missing = _missing(layers)
+    missing = missing_layers(layers)
     if missing and weak_sandbox_allowed() and missing not in _warned:
         _warned.add(missing)
         logging.getLogger(__name__).warning(
@@ -261,7 +261,8 @@ def _note_layers(text: str) -> tuple[str, ...]:
     return layers
 
 
-def _missing(layers: tuple[str, ...]) -> tuple[str, ...]:
+def missing_layers(layers: tuple[str, ...]) -> tuple[str, ...]:
+    """The kernel layers (``KERNEL_LAYERS``) not among ``layers``."""
     return tuple(n for n in KERNEL_LAYERS if n not in layers)
 
 
@@ -274,7 +275,7 @@ def sandbox_layers() -> dict[str, Any]:
     kernel = _last_layers or ()
     return {
         "in_force": ["rlimits", "session", "audit_hook", *kernel],
-        "missing": list(_missing(kernel)),
+        "missing": list(missing_layers(kernel)),
         "weak_allowed": weak_sandbox_allowed(),
     }
 
@@ -386,8 +387,8 @@ class _Child:
         kind, text = self.recv(deadline)
         if kind != "K":
             raise _ChildFailure(PROTOCOL, "no layers frame")
-        self.layers = _note_layers(text)
-        missing = _missing(self.layers)
+        self.layers = note_layers(text)
+        missing = missing_layers(self.layers)
         if missing and not weak_sandbox_allowed():
             raise _ChildFailure(SANDBOX_INCOMPLETE, "missing: " + ", ".join(missing))
         self._send(marshal.dumps({"code": self.code, "loose": self.loose}), deadline)
@@ -438,7 +439,7 @@ class _Child:
             self.job.release()  # kills the job's process group, then the zygote reaps it
             self.job = None
         if self.proc is not None:
-            _kill_group(self.proc)
+            kill_group(self.proc)
             self.proc = None
         self._remove_tmp()
 
@@ -480,7 +481,7 @@ def _start_process(
     return fork.spawn_script(CHILD_SCRIPT, args, cwd=tmp, env=env, pass_fds=(req_r, resp_w))
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL the child's whole process group (it leads its own session), then reap it."""
     for kill in (lambda: os.killpg(proc.pid, signal.SIGKILL), lambda: proc.kill()):
         try:
@@ -581,7 +582,7 @@ def run_tests(
     (``Counter``, ``namedtuple``) arrive as their base type, ``inf``/``nan`` as floats, other
     objects as an ``Opaque`` that keeps only its truthiness.
     """
-    _check_limits(timeout_s, memory_mb)
+    check_limits(timeout_s, memory_mb)
     total = len(tests)
     per_test = [False] * total
     errors: list[str | None] = [None] * total
@@ -665,7 +666,7 @@ def call_function(
     ``args`` is a tuple of literal values or CRUXEval-style argument text (``"[1, 2], 'ab'"``).
     A result that ``literal_eval(repr(result))`` cannot rebuild is status ``non_literal``.
     """
-    _check_limits(timeout_s, memory_mb)
+    check_limits(timeout_s, memory_mb)
     values = parse_args(args) if isinstance(args, str) else tuple(args)
     if not all(is_literal(v) for v in values):
         return CallResult(BAD_ARGS)
@@ -693,7 +694,8 @@ def call_function(
         session.child.close()
 
 
-def _check_limits(timeout_s: float, memory_mb: int) -> None:
+def check_limits(timeout_s: float, memory_mb: int) -> None:
+    """ValueError unless a job's limits are sane (a timeout up to an hour, at least 32 MB)."""
     if not (isinstance(timeout_s, (int, float)) and 0 < timeout_s <= 3600):
         raise ValueError(f"timeout_s must be in (0, 3600], got {timeout_s!r}")
     if not (isinstance(memory_mb, int) and 32 <= memory_mb <= 1 << 20):
