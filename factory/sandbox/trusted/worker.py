@@ -44,6 +44,7 @@ from factory.errors import UserError
 from factory.literals import (
     _literal_shape,
     args_syntax_reason,
+    first_view,
     is_literal,
     parse_args,
     repr_exceeds,
@@ -252,7 +253,8 @@ def load_entry(
 
 _HASH_SEED = os.environ.get("PYTHONHASHSEED", "")
 #: Workers of an even hash seed rebuild their set arguments (``second_view``), so that of the two
-#: seeds' runs (1 and 2 by default) one sees the sets as compiled code builds them and one does not.
+#: seeds' runs (1 and 2 by default) one sees the sets as the scorer's child does (``first_view``)
+#: and one in another order.
 _WIDEN_SETS = _HASH_SEED.isdigit() and int(_HASH_SEED) % 2 == 0
 
 
@@ -262,7 +264,7 @@ def call_args(text: Any) -> tuple[Any, ...]:
         raise BadProgram("args must be a string of Python literals")
     try:
         values = parse_args(text)
-        return second_view(values) if _WIDEN_SETS else values
+        return second_view(values) if _WIDEN_SETS else first_view(values)
     except UserError as exc:
         raise BadProgram(str(exc)) from None
     except (RecursionError, MemoryError):
