@@ -3,7 +3,7 @@ runs an input answer (docs/languages.md §6.6).
 
 ``call_function(source, entry, args)`` runs ``node untrusted.js`` under
 ``factory.sandbox.untrusted.isolated`` (namespaces, rlimits, Landlock, seccomp, then exec): the
-root shows node, the system's shared libraries and the four JavaScript files the call needs,
+root shows node, the system's shared libraries and the five JavaScript files the call needs,
 nothing else. ``args`` are values (the answer's literals, read by ``values``): node gets their
 canonical text, which the worker's ``run`` evaluates in the program's fresh context as the trusted
 pool's jobs do, each checked to be a literal. The result is the runner's ``CallResult``.
