@@ -219,6 +219,13 @@ def marshal_copy(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
         return None
 
 
+def reordered_copy(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The marshal copy of ``values`` when some set iterates differently in it (the scorer's child
+    sees that order), else None."""
+    copy = marshal_copy(values)
+    return copy if copy is not None and repr(copy) != repr(values) else None
+
+
 def first_view(values: tuple[Any, ...]) -> tuple[Any, ...]:
     """The argument values of the first hash seed's run, whose output is recorded: the marshal
     copy when some set iterates differently in it, else ``values``. The scorer's child gets its
@@ -226,10 +233,8 @@ def first_view(values: tuple[Any, ...]) -> tuple[Any, ...]:
     sees (a phase2 hidden test, an input answer); the tracer builds them as compiled code does,
     and the trace stage drops a case whose traced output differs, so a kept case gives one output
     in both views."""
-    copy = marshal_copy(values)
-    if copy is not None and repr(copy) != repr(values):
-        return copy
-    return values
+    copy = reordered_copy(values)
+    return values if copy is None else copy
 
 
 def second_view(values: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -239,10 +244,8 @@ def second_view(values: tuple[Any, ...]) -> tuple[Any, ...]:
     ``-1`` and ``-2``, keep their insertion order in any table, so widening cannot reorder them, and
     a copy whose order a wide table happens to repeat still differs from the child's), else
     ``widened_sets``. A case kept by the two-seed check so gives the scorer the recorded output."""
-    copy = marshal_copy(values)
-    if copy is not None and repr(copy) != repr(values):
-        return copy
-    return widened_sets(values)
+    copy = reordered_copy(values)
+    return widened_sets(values) if copy is None else copy
 
 
 def canonical_repr(value: Any) -> str:

@@ -1,5 +1,6 @@
 """What every language's text of a program shares: filling a template's placeholders with
-parentheses where precedence needs them, and the text of the generator's own expression nodes.
+parentheses where precedence needs them, the text of the generator's own expression nodes, and
+how many lines a program has.
 A language gives the parts that differ (which expressions are atomic, where a placeholder needs
 parentheses, how ``And`` and ``Pair`` are written)."""
 
@@ -79,3 +80,11 @@ def simple_statement(s: n.Stmt, expression: Callable[[n.Expr], str]) -> str:
     if isinstance(s, n.Return):
         return f"return {expression(s.value)}"
     raise TypeError(s)  # pragma: no cover - compound statements are written by the block writer
+
+
+def line_count(source: str) -> int:
+    """The lines of a program's source, less the blank lines at its end (an item's ``n_lines``)."""
+    lines = source.splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return len(lines)

@@ -21,13 +21,14 @@ def field(node: Node, name: str) -> Node:
     return child
 
 
-def walk(node: Node) -> Iterator[Node]:
-    """Every node below ``node`` (itself first), in pre-order."""
+def walk(node: Node, *, named: bool = False) -> Iterator[Node]:
+    """Every node below ``node`` (itself first), in pre-order; only named nodes below it when
+    ``named`` (not the keyword and punctuation tokens, whose types are their text: ``function``)."""
     stack = [node]
     while stack:
         n = stack.pop()
         yield n
-        stack.extend(reversed(n.children))
+        stack.extend(reversed(n.named_children if named else n.children))
 
 
 def ends_with_increment(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from factory.languages.base import StatementLine
+from factory.languages.text import line_count
 from factory.literals import literal_eval
 from factory.trace.source import BLOCK_FIELDS, CACHE_SIZE, first_line, parse_program, walk
 
@@ -142,11 +143,8 @@ def _analysis(source: str) -> _Analysis:
         for line, fields in pending.items():
             found[line] = StatementLine(line, *fields, frozen)
 
-    lines = source.splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
     features = {
-        "n_lines": len(lines),
+        "n_lines": line_count(source),
         "n_loops": loops,
         "n_branches": branches,
         "has_helper": len(functions) > 1,

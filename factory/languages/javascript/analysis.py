@@ -17,22 +17,18 @@ One parse and one walk per program (``_analysis``, cached by source text).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from tree_sitter import Node
 
 from factory.languages.base import StatementLine
-from factory.languages.javascript.instrument import (
-    bound_names,
-    field_node,
-    function_name,
-    is_directive,
-    node_text,
-    parameters,
-)
+from factory.languages.javascript.instrument import bound_names, function_name, is_directive, parameters
 from factory.languages.javascript.values import literal_value, parser
+from factory.languages.text import line_count
+from factory.languages.tree import field as field_node
+from factory.languages.tree import text as node_text
+from factory.languages.tree import walk
 from factory.trace.source import CACHE_SIZE
 
 _FUNCTIONS = frozenset(
@@ -158,7 +154,7 @@ def _analysis(source: str) -> _Analysis:
         raise SyntaxError("the program does not parse as JavaScript")
     functions: list[Node] = []
     loops = branches = named = 0
-    for node in _preorder(root):
+    for node in walk(root, named=True):
         kind = node.type
         if kind in _LOOPS:
             loops += 1
@@ -169,29 +165,18 @@ def _analysis(source: str) -> _Analysis:
             body = node.child_by_field_name("body")
             if body is not None and body.type == "statement_block":
                 functions.append(node)
-    walk = _Walk()
+    walker = _Walk()
     for function in functions:
-        walk.function(function)
-    lines = source.splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
+        walker.function(function)
     features = {
-        "n_lines": len(lines),
+        "n_lines": line_count(source),
         "n_loops": loops,
         "n_branches": branches,
         "has_helper": named > 1,
         "max_depth": max((_depth(_body(f), 0) for f in functions), default=0),
     }
-    walk.statements.sort(key=lambda item: item[1].start_byte)
-    return _Analysis(walk.found, tuple(features.items()), walk.multiline, tuple(walk.statements))
-
-
-def _preorder(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(node.named_children))
+    walker.statements.sort(key=lambda item: item[1].start_byte)
+    return _Analysis(walker.found, tuple(features.items()), walker.multiline, tuple(walker.statements))
 
 
 def _body(function: Node) -> list[Node]:

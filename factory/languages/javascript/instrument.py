@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from factory.languages.javascript.values import parser
+from factory.languages.tree import field as field_node
+from factory.languages.tree import text as node_text
 
 #: Every name the instrumentation adds starts with this; programs that contain it are refused.
 PREFIX = "$$ev"
@@ -129,21 +131,8 @@ def _top_level_names(root: Node) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def field_node(node: Node, name: str) -> Node:
-    """The child in ``node``'s field ``name`` (the grammar guarantees it)."""
-    child = node.child_by_field_name(name)
-    assert child is not None, f"{node.type} without {name}"
-    return child
-
-
 def _name(node: Node) -> str:
     return node_text(field_node(node, "name"))
-
-
-def node_text(node: Node) -> str:
-    """A node's source text."""
-    assert node.text is not None
-    return node.text.decode("utf-8")
 
 
 def bound_names(pattern: Node) -> list[str]:

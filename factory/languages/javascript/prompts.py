@@ -19,6 +19,7 @@ from tree_sitter import Node
 from factory.languages.base import NO_VALUE, Assertion, Language, PromptExample
 from factory.languages.javascript import values
 from factory.languages.python import prompts as python_prompts
+from factory.languages.tree import text as node_text
 
 STATE_RULE = (
     "- Value and type: write `<value>; <type>`, the value as a {language} literal (strings in "
@@ -110,7 +111,7 @@ def read_assertion(line: str, entry: str, values_model: Language) -> Assertion |
     arguments = call.child_by_field_name("arguments")
     if call.type != "call_expression" or function is None or arguments is None:
         return "unparsed"
-    if function.type != "member_expression" or _text(function) not in ASSERTIONS:
+    if function.type != "member_expression" or node_text(function) not in ASSERTIONS:
         return "unparsed"
     operands = _arguments(arguments)
     if operands is None or len(operands) != 2:
@@ -120,7 +121,7 @@ def read_assertion(line: str, entry: str, values_model: Language) -> Assertion |
         return "wrong"  # reversed operands, a tautology, `f(1) || true`
     name = actual.child_by_field_name("function")
     call_args = actual.child_by_field_name("arguments")
-    if name is None or name.type != "identifier" or _text(name) != entry or call_args is None:
+    if name is None or name.type != "identifier" or node_text(name) != entry or call_args is None:
         return "wrong"  # another function, `f.call(...)`, an optional call
     if call_args.type != "arguments" or any(c.type == "optional_chain" for c in actual.children):
         return "wrong"  # a tagged template, `f?.(x)`
@@ -147,10 +148,6 @@ def _value(node: Node, values_model: Language) -> Any:
     """The value of the literal ``node`` is written as (``NO_VALUE``: none), through the language's
     ``literal_value`` (the text re-read on its own, as any literal the scorer reads)."""
     try:
-        return values_model.literal_value(_text(node))
+        return values_model.literal_value(node_text(node))
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError, OverflowError):
         return NO_VALUE
-
-
-def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "surrogatepass")

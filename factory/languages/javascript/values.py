@@ -30,6 +30,8 @@ from typing import Any
 import tree_sitter_javascript
 from tree_sitter import Language, Node, Parser
 
+from factory.languages.tree import text as node_text
+
 #: The largest array index (``2**32 - 2``): such keys come first in an object, in numeric order.
 MAX_ARRAY_INDEX = 2**32 - 2
 TYPE_NAMES = ("number", "string", "boolean", "null", "undefined", "array", "object", "Set", "Map")
@@ -324,15 +326,11 @@ def _elements(node: Node) -> Iterator[Node]:
         expect_value = False
 
 
-def _text(node: Node) -> str:
-    return (node.text or b"").decode()
-
-
 def _value(node: Node) -> Any:
     node = _unwrap(node)
     kind = node.type
     if kind == "number":
-        return _number(_text(node))
+        return _number(node_text(node))
     if kind == "string":
         return _string(node)
     if kind == "template_string":
@@ -353,7 +351,7 @@ def _value(node: Node) -> Any:
         return _object(node)
     if kind == "new_expression":
         return _collection(node)
-    raise ValueError(f"{_text(node)[:40]!r} is not a literal")
+    raise ValueError(f"{node_text(node)[:40]!r} is not a literal")
 
 
 def _number(text: str) -> int | float:
@@ -384,11 +382,11 @@ def _signed(node: Node) -> int | float:
     operator = node.child_by_field_name("operator")
     argument = node.child_by_field_name("argument")
     if operator is None or argument is None or operator.type not in ("-", "+"):
-        raise ValueError(f"{_text(node)[:40]!r} is not a literal")
+        raise ValueError(f"{node_text(node)[:40]!r} is not a literal")
     argument = _unwrap(argument)
     if argument.type != "number":
-        raise ValueError(f"{_text(node)[:40]!r} is not a literal")
-    value = _number(_text(argument))
+        raise ValueError(f"{node_text(node)[:40]!r} is not a literal")
+    value = _number(node_text(argument))
     if operator.type == "+":
         return value
     if value == 0:
@@ -403,7 +401,7 @@ def _string(node: Node) -> str:
     """The value of a string or template node: its fragments, escapes decoded."""
     units: list[str] = []
     for child in node.named_children:
-        text = _text(child)
+        text = node_text(child)
         if child.type == "escape_sequence":
             units.append(_escape(text))
         elif child.type == "string_fragment":
@@ -442,7 +440,7 @@ def _object(node: Node) -> dict[str, Any]:
         if child.type == "comment":
             continue
         if child.type != "pair":
-            raise ValueError(f"{_text(child)[:40]!r} in an object is not a literal")
+            raise ValueError(f"{node_text(child)[:40]!r} in an object is not a literal")
         key_node = child.child_by_field_name("key")
         value_node = child.child_by_field_name("value")
         if key_node is None or value_node is None:
@@ -453,21 +451,21 @@ def _object(node: Node) -> dict[str, Any]:
 
 def _key(node: Node) -> str:
     if node.type == "property_identifier":
-        return _text(node)
+        return node_text(node)
     if node.type == "string":
         return _string(node)
     if node.type == "number":
-        return number_text(_number(_text(node)))
-    raise ValueError(f"a computed key ({_text(node)[:40]}) is not a literal")
+        return number_text(_number(node_text(node)))
+    raise ValueError(f"a computed key ({node_text(node)[:40]}) is not a literal")
 
 
 def _collection(node: Node) -> JsSet | JsMap:
     """``new Set([...])`` or ``new Map([[k, v], ...])`` (no argument: empty)."""
     constructor = node.child_by_field_name("constructor")
     arguments = node.child_by_field_name("arguments")
-    name = _text(constructor) if constructor is not None else ""
+    name = node_text(constructor) if constructor is not None else ""
     if name not in ("Set", "Map") or constructor is None or constructor.type != "identifier":
-        raise ValueError(f"{_text(node)[:40]!r} is not a literal")
+        raise ValueError(f"{node_text(node)[:40]!r} is not a literal")
     args = [c for c in arguments.named_children if c.type != "comment"] if arguments is not None else []
     if len(args) > 1 or (args and _unwrap(args[0]).type != "array"):
         raise ValueError(f"new {name}(...) takes one array literal")
