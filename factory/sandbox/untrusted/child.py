@@ -148,7 +148,7 @@ _X32_SYSCALL_BIT = 0x40000000
 
 def _bpf_program(machine: str, pid: int, allow_exec: bool = False) -> list[tuple[int, int, int, int]]:
     """A seccomp filter for ``machine`` as (code, jt, jf, k) tuples, jumps resolved from labels;
-    ``allow_exec``: execve is not refused (``node_child``, whose Landlock allows one file)."""
+    ``allow_exec``: execve is not refused (``exec_child``, whose Landlock allows only its executables)."""
     nr = {**_SYSCALLS[machine], **_COMMON}
     prog: list[list] = []  # [code, jt, jf, k] with jt/jf possibly labels
 
@@ -222,7 +222,7 @@ def prepare_lockdown(executables: tuple[str, ...] = ()) -> tuple[Any, ...] | Non
     """What ``_isolate`` and ``_lockdown`` need, built once: (prctl, filter array or None, address
     of the filter program, index of the instruction that holds this process's pid, Landlock or
     None, ``namespaces.Namespaces`` or None), or None without ctypes. ``executables``: files the
-    job may exec (``node_child``: node and its loader); seccomp then allows exec and Landlock
+    job may exec (``exec_child``: node and its loader); seccomp then allows exec and Landlock
     allows only these.
 
     A fresh process builds it in ``serve``; the fork server builds it before forking, and
