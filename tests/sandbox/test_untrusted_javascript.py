@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from factory.languages.javascript.untrusted import call_function, run_node
+from factory.languages.javascript.untrusted import call_function, node_binary, run_node
 from factory.sandbox.untrusted import runner
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -72,8 +72,11 @@ def test_an_escaped_program_reaches_nothing(tmp_path) -> None:
     assert out["checkout"] == "factory"
     assert out["scripts"] == "canonical.js,context.js,thrown.js,untrusted.js,worker.js"
     assert "execverify-secret" not in run.stdout.decode()
-    shown = {"dev", "etc", "lib", "lib64", "proc", "root", "tmp", "usr", "work", "opt", "home", "bin", "sbin"}
-    assert set(out["root"].split(",")) <= shown
+    # The root holds the system's directories and the first directory of each bind's path (the
+    # checkout and node may live anywhere: /work, /check, /opt, /home, ...).
+    system = {"dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "root", "tmp", "usr", "bin", "sbin"}
+    binds = {runner.Path(path).resolve().parts[1] for path in (checkout, node_binary())}
+    assert set(out["root"].split(",")) <= system | binds
     assert out["write_job"] == "ok"  # its own job directory, gone afterwards
     assert out["write_lib"].startswith("ERR")
     assert out["spawn_sh"] == "ERR EPERM" and out["spawn_node"] == "ERR EPERM"
