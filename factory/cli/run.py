@@ -117,7 +117,7 @@ def read_program(file: Path, entry: str, args: str, lang: Language) -> dict[str,
     if error is not None:
         line, message = error
         raise UserError(f"{file}:{line}: syntax error: {message}")
-    if not entry.isidentifier():
+    if not lang.is_function_name(entry):
         raise UserError(f"--entry must be a function name, got {entry!r}")
     lang.parse_args(args)  # raises UserError naming the argument that is not a literal
     return {"source": source, "entry": entry, "args": args}

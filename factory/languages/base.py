@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import keyword
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -234,6 +235,11 @@ class Language(ABC):
         language's style: the generator's names when a type's are all taken. Python's (the
         default): ``items_new``."""
         return f"{base}_{word}"
+
+    def is_function_name(self, name: str) -> bool:
+        """Whether ``name`` can name a function in the language (a command's ``--entry``).
+        Python's (the default): an identifier that is not a keyword."""
+        return name.isidentifier() and not keyword.iskeyword(name)
 
     def name_error(self, name: str) -> str | None:
         """Why ``name`` may not be a variable of a program (a grammar's ``names``): not the

@@ -125,6 +125,12 @@ def test_the_json_has_pythons_keys(execverify: str, tmp_path: Path, command: lis
         assert list(js_out) == list(py_out)
 
 
+def test_an_entry_may_use_javascripts_identifier_characters(execverify: str, tmp_path: Path) -> None:
+    (tmp_path / "dollar.js").write_text("function $double_it(x) {\n  return 2 * x;\n}\n")
+    result = _json(execverify, "run", str(tmp_path / "dollar.js"), "--entry", "$double_it", "--args", "4")
+    assert isinstance(result, dict) and result["output_repr"] == "8"
+
+
 def test_language_option_wins_over_the_extension(execverify: str, tmp_path: Path) -> None:
     (tmp_path / "prog.txt").write_text(PROGRAM)
     result = _json(execverify, "run", str(tmp_path / "prog.txt"), "--language", "javascript", "--args", "[3]")
@@ -147,6 +153,8 @@ def test_language_option_wins_over_the_extension(execverify: str, tmp_path: Path
         (["run", "{double.js}", "--args", "[1], 'a"], "not JavaScript literals"),
         (["run", "{double.js}", "--entry", "g", "--args", "[1]"], "g"),
         (["trace", "{double.js}", "--entry", "g", "--args", "[1]"], "bad program"),
+        (["run", "{double.js}", "--entry", "class", "--args", "[1]"], "--entry must be a function name"),
+        (["run", "{double.js}", "--entry", "f-g", "--args", "[1]"], "--entry must be a function name"),
         (["questions", "{double.js}", "--args", "1"], "does not run"),
         (
             ["trace", "--batch", "{cruxeval.jsonl}", "--language", "javascript"],

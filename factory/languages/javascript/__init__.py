@@ -67,6 +67,9 @@ class JavaScriptLanguage(Language):
     def derived_name(self, base: str, word: str) -> str:
         return base + word.capitalize()  # itemsNew
 
+    def is_function_name(self, name: str) -> bool:
+        return js_code.is_function_name(name)
+
     def name_error(self, name: str) -> str | None:
         return js_code.name_error(name)
 

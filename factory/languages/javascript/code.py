@@ -34,13 +34,18 @@ _BELOW_AND = frozenset({
 })  # fmt: skip
 #: Global names a condition may read without reading a variable (``Math``, ``parseInt``).
 GLOBALS = frozenset({"undefined", "NaN", "Infinity", "parseInt", "parseFloat", "isNaN", "isFinite"})
-#: JavaScript's reserved words (strict mode included) and the names a program must not bind.
-RESERVED = frozenset("""
+#: An identifier of ASCII letters, digits, ``_`` and ``$`` (the Unicode ones JavaScript also allows
+#: are left out: no program here writes them).
+IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+#: The reserved words of the language (strict mode), which no function may be named.
+KEYWORDS = frozenset("""
     break case catch class const continue debugger default delete do else enum export extends false
     finally for function if import in instanceof new null return super switch this throw true try
     typeof var void while with yield let static implements interface package private protected public
-    await async of get set arguments eval
-""".split()) | GLOBALS  # fmt: skip
+    await arguments eval
+""".split())  # fmt: skip
+#: The reserved words, the contextual keywords and the globals: names a program must not bind.
+RESERVED = KEYWORDS | {"async", "of", "get", "set"} | GLOBALS
 NAME_PATTERN = re.compile(r"[a-z]{2,}([A-Z][a-z]+)*")  # camelCase words, two letters at least
 
 
@@ -163,6 +168,11 @@ def normalized_source(source: str) -> str:
     if root.has_error:
         return "unparsed " + hashlib.sha256(source.encode()).hexdigest()
     return " ".join(text(n) for n in walk(root) if n.child_count == 0 and n.type != "comment")
+
+
+def is_function_name(name: str) -> bool:
+    """Whether ``name`` can name a function in strict-mode JavaScript."""
+    return IDENTIFIER.fullmatch(name) is not None and name not in KEYWORDS
 
 
 def name_error(name: str) -> str | None:
