@@ -37,7 +37,7 @@ with from_params(p.backend) as b:  # params.yaml's backend (local unless the fil
         s = run_synthesize_stage(p.seed, p.synthesize, out + "/programs", out + "/synthesize.json", backend=b)
     elif stage == "inputs":
         from factory.inputs.stage import run_inputs_stage
-        s = run_inputs_stage(p.seed, p.inputs, p.execute, p.synthesize.grammar, out + "/programs",
+        s = run_inputs_stage(p.seed, p.inputs, p.execute, p.synthesize.grammars, out + "/programs",
                              out + "/cases", out + "/inputs.json", backend=b)
     elif stage == "execute":
         from factory.execute.stage import run_execute_stage
@@ -94,7 +94,7 @@ def main() -> None:
     args = parser.parse_args()
     from factory.grammar.loader import load_grammar
 
-    grammar = load_grammar(yaml.safe_load(Path("params.yaml").read_text())["synthesize"]["grammar"])
+    grammar = load_grammar(yaml.safe_load(Path("params.yaml").read_text())["synthesize"]["grammars"][0])
     per_unit = len(grammar.targets()) * 6
     print(f"{'run':<10}{'stage':<12}{'in':>9}{'out':>9}{'seconds':>9}{'peak MiB':>11}")
     if args.paper:

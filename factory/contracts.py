@@ -23,6 +23,7 @@ from factory.io import require_columns
 PROGRAMS_SCHEMA = pa.schema(
     [  # type: ignore[arg-type]
         ("program_id", pa.string()),
+        ("language", pa.string()),  # the registered name of the program's language (its grammar's)
         ("index", pa.int64()),
         ("source", pa.string()),
         ("entry", pa.string()),
@@ -40,6 +41,7 @@ CASES_SCHEMA = pa.schema(
     [  # type: ignore[arg-type]
         ("case_id", pa.string()),
         ("program_id", pa.string()),
+        ("language", pa.string()),
         ("source", pa.string()),
         ("entry", pa.string()),
         ("args", pa.string()),
@@ -61,6 +63,7 @@ POOLS_SCHEMA = pa.schema([("signature", pa.string()), ("args", pa.list_(pa.strin
 EXECUTION_CASE_TYPES: dict[str, pa.DataType] = {
     "case_id": pa.string(),
     "program_id": pa.string(),
+    "language": pa.string(),
     "source": pa.string(),
     "entry": pa.string(),
     "args": pa.string(),
@@ -89,6 +92,7 @@ TASKS_SCHEMA = pa.schema(
         pa.field("task_id", pa.string(), nullable=False),
         pa.field("case_id", pa.string(), nullable=False),
         pa.field("program_id", pa.string()),
+        pa.field("language", pa.string()),
         pa.field("family", pa.string(), nullable=False),
         pa.field("prompt", pa.string(), nullable=False),
         pa.field("questions", pa.string(), nullable=False),  # JSON: questions with gold answers
@@ -141,6 +145,7 @@ PHASE2_SCHEMA = pa.schema(
         pa.field("family", pa.string(), nullable=False),  # always "codegen"
         pa.field("origin", pa.string(), nullable=False),  # "synth", or the imported dataset's name
         pa.field("program_id", pa.string()),  # synth: the program; imported: the dataset's id
+        pa.field("language", pa.string()),  # the language of the function asked for
         pa.field("prompt", pa.string(), nullable=False),
         pa.field("entry", pa.string(), nullable=False),
         pa.field("signature", pa.string()),
@@ -163,6 +168,7 @@ SFT_SCHEMA = pa.schema(
         pa.field("source_task_id", pa.string(), nullable=False),
         pa.field("case_id", pa.string()),
         pa.field("program_id", pa.string()),
+        pa.field("language", pa.string()),
         pa.field("family", pa.string(), nullable=False),
         pa.field("tier", pa.int32()),
         pa.field("messages", pa.list_(MESSAGE), nullable=False),

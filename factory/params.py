@@ -34,7 +34,9 @@ _S = TypeVar("_S", bound=BaseModel)
 
 
 class SynthesizeParams(_Section):
-    grammar: str = "grammars/python"
+    grammars: list[str] = Field(
+        ["grammars/python"], description="grammar folders, one per language, built in this order"
+    )
     programs_per_target_tier: int = Field(2, ge=1)
     tiers: list[int] = [1, 2, 3, 4, 5, 6]
     max_attempts: int = Field(30, ge=1)
@@ -43,6 +45,20 @@ class SynthesizeParams(_Section):
     )
     workers: int = Field(0, ge=0, description="processes; 0: one per core")
     rows_per_shard: int = Field(50_000, ge=100)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "grammar" in data:
+            raise ValueError("synthesize.grammar is now synthesize.grammars, a list of grammar folders")
+        return data
+
+    @field_validator("grammars")
+    @classmethod
+    def _grammars(cls, v: list[str]) -> list[str]:
+        if not v or len(set(v)) != len(v):
+            raise ValueError("grammars must be a non-empty list of distinct grammar folders")
+        return v
 
     @field_validator("tiers")
     @classmethod

@@ -50,7 +50,7 @@ STAGES: tuple[StageSpec, ...] = (
     ),
     StageSpec(
         "inputs",
-        params=("seed", "synthesize.grammar", "inputs", "execute", "trace.max_steps", "backend"),
+        params=("seed", "synthesize.grammars", "inputs", "execute", "trace.max_steps", "backend"),
         required=("synthesize", "inputs", "execute"),
         options=(
             ("--programs", "data/programs"),
@@ -63,7 +63,7 @@ STAGES: tuple[StageSpec, ...] = (
     ),
     StageSpec(
         "execute",
-        params=("synthesize.grammar", "execute", "backend"),
+        params=("execute", "backend"),
         required=("execute",),
         options=(
             ("--cases", "data/cases"),
@@ -75,7 +75,7 @@ STAGES: tuple[StageSpec, ...] = (
     ),
     StageSpec(
         "trace",
-        params=("synthesize.grammar", "execute", "trace", "backend"),
+        params=("execute", "trace", "backend"),
         required=("execute", "trace"),
         options=(
             ("--executions", "data/executions"),
@@ -87,7 +87,7 @@ STAGES: tuple[StageSpec, ...] = (
     ),
     StageSpec(
         "tasks",
-        params=("seed", "synthesize.grammar", "tasks", "backend"),
+        params=("seed", "tasks", "backend"),
         required=("tasks",),
         options=(
             ("--traces", "data/traces"),
@@ -99,7 +99,7 @@ STAGES: tuple[StageSpec, ...] = (
     ),
     StageSpec(
         "phase2",
-        params=("seed", "synthesize.grammar", "inputs", "execute", "phase2", "backend"),
+        params=("seed", "synthesize.grammars", "inputs", "execute", "phase2", "backend"),
         required=("synthesize", "inputs", "execute", "phase2"),
         options=(
             ("--programs", "data/programs"),

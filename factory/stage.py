@@ -76,6 +76,22 @@ def chunks(units: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield chunk
 
 
+#: The language of a row that names none: tables written before the ``language`` column were Python.
+DEFAULT_LANGUAGE = "python"
+
+
+def language_of(row: dict[str, Any]) -> str:
+    """The registered name of a row's language (its ``language`` column, else Python)."""
+    return row.get("language") or DEFAULT_LANGUAGE
+
+
+def by_language(rows: Iterable[dict[str, Any]]) -> Iterator[tuple[str, Iterator[dict[str, Any]]]]:
+    """The rows in order, as runs of consecutive rows of one language: a stage opens one language's
+    workers per run (the synthesize stage writes each language's programs together, so a table
+    has one run per language). Each run must be consumed before the next is asked for."""
+    return itertools.groupby(rows, key=language_of)
+
+
 def run_stage(
     name: str,
     units: Iterable[Any],

@@ -243,12 +243,12 @@ def data_chain(tmp_path_factory: pytest.TempPathFactory):
             root = tmp_path_factory.mktemp("chain")
             raw = yaml.safe_load((repo / "params.yaml").read_text())
             raw["synthesize"]["tiers"] = list(tiers)
-            raw["synthesize"]["grammar"] = str(repo / "grammars/python")
+            raw["synthesize"]["grammars"] = [str(repo / "grammars/python")]
             (root / "params.yaml").write_text(yaml.safe_dump(raw))
             p = load_params(root / "params.yaml")
             run_synthesize_stage(p.seed, p.synthesize, root / "programs", root / "synthesize.json")
             run_inputs_stage(
-                p.seed, p.inputs, p.execute, p.synthesize.grammar,
+                p.seed, p.inputs, p.execute, p.synthesize.grammars,
                 root / "programs", root / "cases", root / "inputs.json",
             )  # fmt: skip
             run_execute_stage(root / "cases", root / "executions", root / "execute.json", p.execute)

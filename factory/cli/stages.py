@@ -57,13 +57,6 @@ def _on_backend(p: Params, run: Callable[..., StageStats], *args: Any, **kwargs:
     stats.print_summary()
 
 
-def _language(p: Params) -> str:
-    """The language of the run's programs: the grammar folder's (``synthesize.grammar``)."""
-    from factory.languages import grammar_language
-
-    return grammar_language(p.synthesize.grammar)
-
-
 @stage_app.command("synthesize", help=stage("synthesize").summary)
 def synthesize(
     params: ParamsFile = Path("params.yaml"),
@@ -98,7 +91,7 @@ def inputs(
         p.seed,
         p.inputs,
         p.execute,
-        p.synthesize.grammar,
+        p.synthesize.grammars,
         programs,
         out,
         stats,
@@ -118,7 +111,7 @@ def execute(
 
     p = _params(params, "execute")
     _check_inputs("execute", cases=cases)
-    _on_backend(p, run_execute_stage, cases, out, stats, p.execute, language=_language(p))
+    _on_backend(p, run_execute_stage, cases, out, stats, p.execute)
 
 
 @stage_app.command("trace", help=stage("trace").summary)
@@ -134,7 +127,7 @@ def trace(
 
     p = _params(params, "trace")
     _check_inputs("trace", executions=executions)
-    _on_backend(p, run_trace_stage, executions, out, stats, p.trace, p.execute, language=_language(p))
+    _on_backend(p, run_trace_stage, executions, out, stats, p.trace, p.execute)
 
 
 @stage_app.command("tasks", help=stage("tasks").summary)
@@ -148,7 +141,7 @@ def tasks(
 
     p = _params(params, "tasks")
     _check_inputs("tasks", traces=traces)
-    _on_backend(p, run_tasks_stage, traces, out, stats, p.seed, p.tasks, language=_language(p))
+    _on_backend(p, run_tasks_stage, traces, out, stats, p.seed, p.tasks)
 
 
 @stage_app.command("phase2", help=stage("phase2").summary)
@@ -185,7 +178,7 @@ def phase2(
         p.phase2,
         p.inputs,
         p.execute,
-        p.synthesize.grammar,
+        p.synthesize.grammars,
         programs,
         executions,
         out,

@@ -22,7 +22,7 @@ from factory.errors import UserError
 from factory.execute.runner import Executor, with_cpus
 from factory.io import count_rows, iter_rows, shard_paths
 from factory.params import ExecuteParams, validate_section
-from factory.stage import Outcome, Output, Tally, run_stage
+from factory.stage import Outcome, Output, Tally, by_language, run_stage
 from factory.stats import StageStats
 
 
@@ -78,28 +78,27 @@ def run_execute_stage(
     stats_path: str | Path,
     params: ExecuteParams | Mapping[str, Any] | None = None,
     *,
-    language: str = "python",
     backend: Backend | None = None,
 ) -> StageStats:
     """Run every case of ``cases_dir``; write the executions table to ``out_dir`` and the stats.
 
     ``params``: the ``execute`` section of params.yaml (``ExecuteParams`` or a mapping of it).
-    ``language``: the registered name of the programs' language (the grammar's), whose job kinds
-    run them and whose value model compares the runs. Every case is written with its status; a
-    case that is not ``ok`` counts as dropped. ``backend``: where the cases run (default local).
+    Each case runs with the job kinds of its ``language`` (``factory.stage.language_of``), whose
+    value model compares the runs. Every case is written with its status; a case that is not
+    ``ok`` counts as dropped. ``backend``: where the cases run (default local).
     """
     p = validate_params(params)
-    languages.language(language)  # an unknown name fails here, not in every worker
     schema = executions_schema(_cases_schema(cases_dir))
 
-    job = Shards((p, language), _open, _run)
-
     def outcomes(cases: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        for row, (status, output_repr, output_type) in run_shards(backend, job, cases):
-            row["status"] = status
-            row["output_repr"] = output_repr
-            row["output_type"] = output_type
-            yield Outcome([row], None if status == "ok" else status, row.get("tier"))
+        for language, group in by_language(cases):
+            languages.language(language)  # an unknown name fails here, not in every worker
+            job = Shards((p, language), _open, _run)
+            for row, (status, output_repr, output_type) in run_shards(backend, job, group):
+                row["status"] = status
+                row["output_repr"] = output_repr
+                row["output_type"] = output_type
+                yield Outcome([row], None if status == "ok" else status, row.get("tier"))
 
     def extra(tally: Tally) -> dict[str, Any]:
         tiers = sorted(tally.tiers_in.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))

@@ -18,6 +18,7 @@ import hashlib
 import inspect
 import re
 import string
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -740,3 +741,15 @@ def _parse_statements(f: _File, data: _Node, grammar: Grammar, known: set[str], 
         if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight < 0:
             raise f.error(weights, f"output_weights: weight of '{name}' must be a number ≥ 0", name)
     grammar.output_weights = {name: float(w) for name, w in weights.items()}
+
+
+def load_grammars(folders: Sequence[str | Path]) -> dict[str, Grammar]:
+    """The grammars of ``folders`` by language name, in the folders' order (``synthesize.grammars``);
+    GrammarError when two folders are written in one language."""
+    grammars: dict[str, Grammar] = {}
+    for folder in folders:
+        grammar = load_grammar(folder)
+        if grammar.language in grammars:
+            raise GrammarError(f"{folder}:0: a second grammar in '{grammar.language}' (one per language)")
+        grammars[grammar.language] = grammar
+    return grammars

@@ -50,7 +50,7 @@ from factory.quality.jobs import KINDS as QUALITY_KINDS
 from factory.quality.jobs import TOO_MANY_STEPS
 from factory.sandbox.trusted.pool import WorkerPool
 from factory.sandbox.trusted.worker import BAD_PROGRAM, CRASH, OK, RESOURCE_LIMIT
-from factory.stage import Outcome, Output, Tally, chunks, run_stage
+from factory.stage import Outcome, Output, Tally, chunks, language_of, run_stage
 from factory.stats import StageStats
 
 NO_CANDIDATE_RAN = "no_candidate_ran"
@@ -412,6 +412,7 @@ def _case(program: dict[str, Any], args: str, n_lines: int, output_share: float)
     return {
         "case_id": case_id(program["program_id"], args),
         "program_id": program["program_id"],
+        "language": language_of(program),
         "source": program["source"],
         "entry": program["entry"],
         "args": args,

@@ -203,6 +203,7 @@ def row_to_item(row: Mapping[str, Any], origin: str, index: int, show: int) -> d
         "family": FAMILY,
         "origin": origin,
         "program_id": program_id,
+        "language": "python",  # the importer reads Python datasets (HumanEval, MBPP, ...)
         "prompt": imported_prompt(problem, entry, shown),
         "entry": entry,
         "signature": None,

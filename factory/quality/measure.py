@@ -324,6 +324,9 @@ def _median(values: list[int]) -> float | None:
 # --- a release ------------------------------------------------------------------------------------
 
 #: The columns of a released item row that ``programs_from_rows`` reads.
+#: The language of the programs the figures run (the checks here are Python's; another language's
+#: released rows are left out of them).
+MEASURED_LANGUAGE = "python"
 RELEASE_COLUMNS = (
     "program_id",
     "source",

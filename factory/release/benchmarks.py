@@ -56,6 +56,11 @@ def benchmark_programs(spec: BenchmarkSpec, root: Path = Path(".")) -> list[str]
     return programs
 
 
+#: The language of the benchmarks' programs (CRUXEval, HumanEval, MBPP): programs of another
+#: language are not matched against them.
+BENCHMARK_LANGUAGE = "python"
+
+
 @dataclass
 class BenchmarkIndex:
     """Renamed-AST keys and token n-grams of every benchmark program, by benchmark name."""

@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 import yaml
 
+from factory import languages
 from factory.release.configs import ConfigSpec
 from factory.release.plots import _tiers_families
 from factory.release.splits import SPLITS
@@ -17,13 +18,14 @@ COLUMNS = {
     "task_id": "item id (hash of case, family and questions)",
     "case_id": "the program and its arguments",
     "program_id": "content hash of the normalised program; splits are by this id",
+    "language": "the program's language (python, javascript): the prompts, answers and values are in it",
     "family": "item family: white_box, output, input, coverage (codegen in phase2)",
     "prompt": "the prompt shown to the model (numbered program lines, rules, format example)",
     "questions": "JSON list of the questions with their gold answers: what `factory.scoring` reads",
     "answer": "JSON list of the typed gold answers, one per question",
     "source": "the program",
     "entry": "the function called",
-    "args": "the argument list as Python literal text (`entry(<args>)`)",
+    "args": "the argument list as literal text of the program's language (`entry(<args>)`)",
     "tier": "curriculum tier 1-6 (order by it for a curriculum)",
     "target": "type and operation under test",
     "grammar_hash": "hash of the grammar that generated the program",
@@ -190,6 +192,26 @@ def _difficulty_section(diff: Mapping[str, Any] | None) -> str:
     )
 
 
+def _language_section(language_family: Mapping[str, int]) -> str:
+    """Items by language and family (``language/family`` -> items): a table, one row a language."""
+    cells = {tuple(key.split("/", 1)): n for key, n in language_family.items()}
+    names = sorted({lang for lang, _ in cells})
+    families = sorted({f for _, f in cells})
+    body = [
+        [
+            f"`{lang}`",
+            *(f"{cells.get((lang, f), 0):,}" for f in families),
+            f"{sum(cells.get((lang, f), 0) for f in families):,}",
+        ]
+        for lang in names
+    ]
+    intro = (
+        "Each row's `language` column names its language; with more than one, every config also "
+        "comes per language as `<config>-<language>`.\n\n"
+    )
+    return "\n## Items by language\n\n" + intro + _table(["language", *families, "all"], body)
+
+
 def render_card(
     summary: dict[str, Any],
     configs: list[ConfigSpec],
@@ -201,8 +223,10 @@ def render_card(
     stats = summary["stats"]
     out = [_yaml_header(configs, rows)]
     out.append("# execverify: execution-reasoning items with verifiable answers\n\n")
+    names = sorted({key.split("/", 1)[0] for key in summary.get("language_family", {})}) or ["python"]
+    shown = " and ".join(languages.language(name).display_name for name in names)
     out.append(
-        "Small Python programs synthesized from type-and-method grammars in six curriculum tiers, run "
+        f"Small {shown} programs synthesized from type-and-method grammars in six curriculum tiers, run "
         "in a sandbox, traced, and turned into questions whose answers the interpreter proves: the "
         "output, an input for an output, the next line executed, a variable's value and type after a "
         "step, whether a line runs. Every answer is judged by `factory.scoring` (package "
@@ -238,6 +262,7 @@ def render_card(
     )
     out.append(_table(["tier", *families, "all"], body))
     out.append("\n![Items by tier and family](assets/counts_by_tier_family.png)\n")
+    out.append(_language_section(summary.get("language_family", {})))
     if summary.get("quality"):
         out.append(_quality_section(summary["quality"]))
 

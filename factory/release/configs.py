@@ -10,8 +10,8 @@ are published as they are). ``sft`` is the sft stage's chat examples: ``--extra-
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from factory.errors import UserError
 
@@ -24,9 +24,14 @@ FAMILY_DESCRIPTIONS = {
 }
 
 
+#: The inputs whose configs also come per language when a release holds several.
+PER_LANGUAGE_SOURCES = ("tasks", "phase2")
+
+
 @dataclass(frozen=True)
 class ConfigSpec:
-    """One config: rows of input ``source`` whose family is in ``families``, mixed by ``shares``."""
+    """One config: rows of input ``source`` whose family is in ``families`` (and, when given, whose
+    ``language`` is ``language``), mixed by ``shares``."""
 
     name: str
     source: str
@@ -35,6 +40,7 @@ class ConfigSpec:
     description: str = ""
     default: bool = False
     counted: bool = True  # its rows are items of the card's tier/family table (not, e.g., sft examples)
+    language: str | None = None  # None: every language of the input
 
     def wants(self, family: str) -> bool:
         return family in self.families
@@ -61,10 +67,15 @@ EXTRA_CONFIGS: dict[str, ConfigSpec] = {
 
 
 def release_configs(
-    phase1_shares: Mapping[str, float], families: Iterable[str], extra_inputs: Iterable[str] = ()
+    phase1_shares: Mapping[str, float],
+    families: Iterable[str],
+    extra_inputs: Iterable[str] = (),
+    languages: Sequence[str] = (),
 ) -> list[ConfigSpec]:
     """``phase1`` (the RL mix) first, one config per family present in the tasks input, then the
-    configs of the extra inputs."""
+    configs of the extra inputs. With more than one of ``languages`` (the tasks' languages), each
+    of the tasks' and phase2's configs also comes per language, ``<config>-<language>``, after
+    the others (``load_dataset(folder, "phase1-javascript")``)."""
     mix = ", ".join(f"{f} {s:.0%}" for f, s in phase1_shares.items())
     configs = [
         ConfigSpec(
@@ -85,4 +96,17 @@ def release_configs(
             known = ", ".join(sorted(EXTRA_CONFIGS)) or "none"
             raise UserError(f"--extra-input {name}: no config reads an input of that name (known: {known})")
         configs.append(EXTRA_CONFIGS[name])
+    if len(languages) > 1:
+        split = [c for c in configs if c.source in PER_LANGUAGE_SOURCES]
+        configs += [
+            replace(
+                c,
+                name=f"{c.name}-{language}",
+                description=f"{c.description} ({language} only)",
+                default=False,
+                language=language,
+            )
+            for language in languages
+            for c in split
+        ]
     return configs

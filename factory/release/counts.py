@@ -40,6 +40,13 @@ def tier_family(plan: pl.DataFrame, configs: list[ConfigSpec]) -> dict[tuple[Any
     return {(t, f): n for t, f, n in items.group_by("tier", "family").len().iter_rows()}
 
 
+def language_family(plan: pl.DataFrame, configs: list[ConfigSpec]) -> dict[tuple[str, str], int]:
+    """Released items by (language, family), over the inputs whose rows are items."""
+    uncounted = [c.source for c in configs if not c.counted]
+    items = plan.filter(RELEASED & ~pl.col("input").is_in(uncounted))
+    return {(lang, f): n for lang, f, n in items.group_by("language", "family").len().iter_rows()}
+
+
 def trace_lengths(plan: pl.DataFrame) -> dict[int, int]:
     """Released cases by trace length, shortest first (a case's length: that of its last row)."""
     cases = plan.filter(RELEASED & _given("case_id") & pl.col("trace_length").is_not_null())

@@ -19,21 +19,23 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from factory import languages
 from factory.contracts import program_id as compute_program_id
 from factory.errors import UserError
 from factory.io import shard_paths
 from factory.params import AssembleParams
 from factory.progress import progress
-from factory.release.benchmarks import BenchmarkIndex
+from factory.release.benchmarks import BENCHMARK_LANGUAGE, BenchmarkIndex
 from factory.release.configs import ConfigSpec
-from factory.release.normalize import parse, program_key
 from factory.release.splits import SPLITS, select_by_shares, split_of, unit_hash
+from factory.stage import DEFAULT_LANGUAGE
 
 #: The columns the plan reads, with their type where an input lacks one (e.g. ``sft`` has no
 #: ``trace_length``).
 PLAN_COLUMNS: dict[str, type[pl.DataType]] = {
     "task_id": pl.String,
     "program_id": pl.String,
+    "language": pl.String,
     "family": pl.String,
     "source": pl.String,
     "tier": pl.Int64,
@@ -82,7 +84,7 @@ def read_rows(inputs: Mapping[str, Path], schemas: Mapping[str, pa.Schema]) -> p
         frames.append(
             frame.with_columns(*absent)
             .select(pl.lit(name).alias("input"), pl.int_range(pl.len()).alias("ordinal"), *PLAN_COLUMNS)
-            .with_columns(_program_ids())
+            .with_columns(_program_ids(), pl.col("language").fill_null(DEFAULT_LANGUAGE))
         )
     return pl.concat(frames, how="vertical_relaxed").with_row_index("row")
 
@@ -105,8 +107,8 @@ def decide_programs(rows: pl.DataFrame, params: AssembleParams, index: Benchmark
     )
     decisions = []
     with progress("assemble: dedup and decontaminate", firsts.height) as advance:
-        for pid, source in firsts.select("program_id", "source").iter_rows():
-            decisions.append(_decide(pid, source, params, index))
+        for pid, source, language in firsts.select("program_id", "source", "language").iter_rows():
+            decisions.append(_decide(pid, source, language, params, index))
             advance(1)
     programs = pl.DataFrame(decisions, schema=PROGRAM_SCHEMA, orient="row")
     first_of_key = pl.col("program_id").min().over("key")
@@ -116,16 +118,23 @@ def decide_programs(rows: pl.DataFrame, params: AssembleParams, index: Benchmark
     )
 
 
-def _decide(pid: str, source: str, params: AssembleParams, index: BenchmarkIndex) -> tuple[Any, ...]:
-    """(program_id, split, drop, method, key) of one program, before near duplicates are known."""
+def _decide(
+    pid: str, source: str, language: str, params: AssembleParams, index: BenchmarkIndex
+) -> tuple[Any, ...]:
+    """(program_id, split, drop, method, key) of one program in ``language``, before near
+    duplicates are known. The benchmarks are Python programs (``BENCHMARK_LANGUAGE``): only
+    Python programs are matched against them; a near-duplicate key names its language."""
     split = split_of(pid, params.test_share)
-    tree = parse(source)
+    normalize = languages.language(language).facet("normalize")
+    tree = normalize.parse(source)
     if tree is None:
         return pid, split, "unparsable", None, None
-    hit = index.match_tree(tree)
-    if hit is not None:
-        return pid, split, f"contaminated:{hit[0]}", hit[1], None
-    return pid, split, None, None, program_key(tree, params.near_dup_literals)
+    if language == BENCHMARK_LANGUAGE:
+        hit = index.match_tree(tree)
+        if hit is not None:
+            return pid, split, f"contaminated:{hit[0]}", hit[1], None
+    key = normalize.program_key(tree, params.near_dup_literals)
+    return pid, split, None, None, key if language == DEFAULT_LANGUAGE else f"{language}:{key}"
 
 
 def plan_rows(rows: pl.DataFrame, programs: pl.DataFrame, configs: list[ConfigSpec]) -> pl.DataFrame:
@@ -159,6 +168,8 @@ def _released_in(plan: pl.DataFrame, config: ConfigSpec) -> pl.Expr:
         & (pl.col("input") == config.source)
         & pl.col("family").is_in(list(config.families))
     )
+    if config.language is not None:
+        wanted &= pl.col("language") == config.language
     if not config.shares:
         return wanted
     # by a hash of the item, so the choice does not depend on the order of the rows

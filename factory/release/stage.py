@@ -29,7 +29,7 @@ from factory.inputs.pools import read_pools
 from factory.io import ShardWriter, parse_json_object, replace_dir, shard_paths, temp_sibling
 from factory.params import AssembleParams
 from factory.progress import progress
-from factory.quality.measure import RELEASE_COLUMNS, release_quality
+from factory.quality.measure import MEASURED_LANGUAGE, RELEASE_COLUMNS, release_quality
 from factory.release import counts
 from factory.release.benchmarks import BenchmarkIndex
 from factory.release.card import render_card
@@ -119,7 +119,12 @@ def _write_input(
             for row in batch.select(TALLY_COLUMNS).filter(released).to_pylist():
                 tally.add(row)
         if kept is not None:
-            kept += batch.select(list(RELEASE_COLUMNS)).filter(released).to_pylist()
+            languages = batch.column("language").to_pylist() if "language" in batch.schema.names else None
+            rows = batch.select(list(RELEASE_COLUMNS)).filter(released).to_pylist()
+            if languages is not None:  # the figures run Python programs only
+                shown = [lang for lang, keep in zip(languages, released.to_pylist(), strict=True) if keep]
+                rows = [r for r, lang in zip(rows, shown, strict=True) if lang == MEASURED_LANGUAGE]
+            kept += rows
         advance(batch.num_rows)
 
 
@@ -157,8 +162,14 @@ def run_assemble_stage(
         common=params.ngram_common,
     )
     rows = read_rows(inputs, schemas)
-    families = rows.filter(pl.col("input") == "tasks").get_column("family").unique().sort().to_list()
-    configs = release_configs(params.phase1, families, [n for n in inputs if n != "tasks"])
+    in_tasks = rows.filter(pl.col("input") == "tasks")
+    families = in_tasks.get_column("family").unique().sort().to_list()
+    configs = release_configs(
+        params.phase1,
+        families,
+        [n for n in inputs if n != "tasks"],
+        in_tasks.get_column("language").unique().sort().to_list(),
+    )
     programs = decide_programs(rows, params, index)
     plan = plan_rows(rows, programs, configs)
     del rows  # the sources: the plan keeps ids and counts only
@@ -250,6 +261,10 @@ def _finish_stats(
             "items_by_tier_family": {
                 f"{tier}/{family}": n for (tier, family), n in sorted(tier_family.items(), key=str)
             },
+            "items_by_language_family": {
+                f"{language}/{family}": n
+                for (language, family), n in sorted(counts.language_family(plan, configs).items())
+            },
         }
     )
 
@@ -284,6 +299,7 @@ def _summary(
         "stages": stages,
         "configs": rows_per_config,
         "tier_family": {f"{t}\t{f}": n for (t, f), n in tier_family.items()},
+        "language_family": stats.extra["items_by_language_family"],
         "trace_lengths": counts.trace_lengths(plan),
         "answers": tally.to_dict()["answers"] if tally.items else {},
         "quality": stats.extra.get("quality"),

@@ -128,6 +128,7 @@ def _example(row: dict, response: str, index: int, teacher: str) -> dict:
         "source_task_id": row["task_id"],
         "case_id": row.get("case_id"),
         "program_id": row.get("program_id"),
+        "language": row.get("language"),
         "family": row["family"],
         "tier": row.get("tier"),
         "messages": [{"role": "user", "content": row["prompt"]}, {"role": "assistant", "content": response}],

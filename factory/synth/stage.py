@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import multiprocessing
 import os
@@ -14,7 +15,7 @@ from typing import Any
 
 from factory.backend import Backend, Shards, run_shards
 from factory.contracts import PROGRAMS_SCHEMA, program_id
-from factory.grammar.loader import load_grammar
+from factory.grammar.loader import load_grammars
 from factory.grammar.model import Grammar
 from factory.params import SynthesizeParams
 from factory.stage import Outcome, Output, Tally, run_stage
@@ -112,53 +113,69 @@ def run_synthesize_stage(
     *,
     backend: Backend | None = None,
 ) -> StageStats:
-    """Draw every (target, tier) job, keep programs that pass the tier check, drop duplicates
-    (``backend``: where the programs are drawn; default local)."""
-    grammar = load_grammar(params.grammar)
-    jobs = list(plan(grammar, params))
-    first_reserve = len(jobs) - params.reserve_per_target * len(grammar.targets())
-    per_target: Counter = Counter()
+    """Draw every (target, tier) job of each grammar of ``params.grammars``, in their order; keep
+    programs that pass the tier check, drop duplicates (``backend``: where the programs are drawn;
+    default local). Each language's programs are numbered from 0 (``index``: its RNG), so adding a
+    language changes none of another's."""
+    grammars = load_grammars(params.grammars)
+    jobs = [(name, job) for name, grammar in grammars.items() for job in plan(grammar, params)]
+    per_target: dict[str, Counter] = {name: Counter() for name in grammars}
+    kept: Counter = Counter()
     reserves = 0
 
-    def outcomes(todo: Iterator[tuple[int, str, int]]) -> Iterator[Outcome]:
+    def outcomes(todo: Iterator[tuple[str, tuple[int, str, int]]]) -> Iterator[Outcome]:
         nonlocal reserves
         seen: set[str] = set()
-        job = Shards((grammar, seed, params), _open, _drawn)
-        for _, drawn in run_shards(backend, job, todo):
-            index, target, tier, program, dropped, pid = drawn
-            if dropped or pid in seen:
-                yield Outcome(drop=dropped or "duplicate", tier=tier)
-                continue
-            assert program is not None  # kept: it was generated
-            seen.add(pid)
-            reserve = index >= first_reserve
-            if reserve:
-                reserves += 1
-            else:
-                per_target[target] += 1
-            row = {
-                "program_id": pid,
-                "index": index,
-                "source": program.source,
-                "entry": program.entry,
-                "tier": tier,
-                "target": target,
-                "param_types": json.dumps(program.params),
-                "n_lines": program.source.count("\n"),
-                "grammar_hash": grammar.grammar_hash,
-                "reserve": reserve,
-            }
-            yield Outcome([row], tier=tier)
+        for language, group in itertools.groupby(todo, key=lambda unit: unit[0]):
+            grammar = grammars[language]
+            first_reserve = len(grammar.targets()) * params.programs_per_target_tier * len(params.tiers)
+            job = Shards((grammar, seed, params), _open, _drawn)
+            for _, drawn in run_shards(backend, job, (unit for _, unit in group)):
+                index, target, tier, program, dropped, pid = drawn
+                if dropped or pid in seen:
+                    yield Outcome(drop=dropped or "duplicate", tier=tier)
+                    continue
+                assert program is not None  # kept: it was generated
+                seen.add(pid)
+                kept[language] += 1
+                reserve = index >= first_reserve
+                if reserve:
+                    reserves += 1
+                else:
+                    per_target[language][target] += 1
+                row = {
+                    "program_id": pid,
+                    "language": language,
+                    "index": index,
+                    "source": program.source,
+                    "entry": program.entry,
+                    "tier": tier,
+                    "target": target,
+                    "param_types": json.dumps(program.params),
+                    "n_lines": program.source.count("\n"),
+                    "grammar_hash": grammar.grammar_hash,
+                    "reserve": reserve,
+                }
+                yield Outcome([row], tier=tier)
 
     def extra(tally: Tally) -> dict[str, Any]:
-        counts = list(per_target.values()) or [0]
+        counts = [n for targets in per_target.values() for n in targets.values()] or [0]
         return {
             "programs_by_tier": tally.by_tier(tally.tiers_out),
-            "targets_total": len(grammar.targets()),
-            "targets_covered": len(per_target),
+            "targets_total": sum(len(g.targets()) for g in grammars.values()),
+            "targets_covered": sum(len(targets) for targets in per_target.values()),
             "programs_per_target": {"min": min(counts), "max": max(counts)},
             "reserve_programs": reserves,
-            "grammar_hash": grammar.grammar_hash,
+            "grammar_hash": ", ".join(g.grammar_hash for g in grammars.values()),
+            "languages": {
+                name: {
+                    "programs": kept[name],
+                    "targets_total": len(g.targets()),
+                    "targets_covered": len(per_target[name]),
+                    "grammar_hash": g.grammar_hash,
+                }
+                for name, g in grammars.items()
+            },
         }
 
     output = Output(out_dir, PROGRAMS_SCHEMA, params.rows_per_shard)

@@ -242,6 +242,7 @@ def _row(
         "task_id": task_id(case_id, family, questions),
         "case_id": case_id,
         "program_id": case_row.get("program_id"),
+        "language": language,
         "family": family,
         "prompt": render_prompt(item, language=language),
         "questions": _JSON(questions),

@@ -20,7 +20,7 @@ from factory.contracts import TASKS_SCHEMA
 from factory.io import count_rows, iter_rows
 from factory.params import TasksParams
 from factory.sandbox.trusted.pool import WorkerPool
-from factory.stage import Outcome, Output, Tally, run_stage
+from factory.stage import Outcome, Output, Tally, by_language, run_stage
 from factory.stats import StageStats
 from factory.tasks.items import build_items_for_case
 from factory.tasks.job import build_all, items_pool
@@ -49,25 +49,24 @@ def run_tasks_stage(
     seed: int,
     params: TasksParams | None = None,
     *,
-    language: str = "python",
     backend: Backend | None = None,
 ) -> StageStats:
     """Build the items of every traced case of ``traces_dir``; write the tasks table to
-    ``out_dir`` and the stats JSON to ``stats_path``. ``language``: the registered name of the
-    programs' language (the grammar's), which reads them and is named in the prompts.
-    ``backend``: where the items are built (default local)."""
+    ``out_dir`` and the stats JSON to ``stats_path``. Each case is read in its ``language``
+    (``factory.stage.language_of``), which its prompts name. ``backend``: where the items are
+    built (default local)."""
     p = params if params is not None else TasksParams()
-    languages.language(language)  # an unknown name fails here, not in every worker
     items = ItemTally()
 
-    job = Shards((seed, p, language), _open, _build)
-
     def outcomes(rows: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        for _, result in run_shards(backend, job, rows):
-            items.skipped.update(result["reasons"])
-            for item in result["items"]:
-                items.add(item)
-            yield Outcome(result["items"], None if result["items"] else result["drop"])
+        for language, group in by_language(rows):
+            languages.language(language)  # an unknown name fails here, not in every worker
+            job = Shards((seed, p, language), _open, _build)
+            for _, result in run_shards(backend, job, group):
+                items.skipped.update(result["reasons"])
+                for item in result["items"]:
+                    items.add(item)
+                yield Outcome(result["items"], None if result["items"] else result["drop"])
 
     def extra(tally: Tally) -> dict[str, Any]:
         extra_params = p.model_dump()

@@ -18,7 +18,7 @@ from factory.execute.runner import Executor, same_value, with_cpus
 from factory.io import count_rows, iter_rows
 from factory.languages import Language
 from factory.params import ExecuteParams, TraceParams
-from factory.stage import Outcome, Output, Tally, chunks, run_stage
+from factory.stage import Outcome, Output, Tally, by_language, chunks, run_stage
 from factory.stats import StageStats
 from factory.trace.statements import one_line_statements
 from factory.trace.tracer import MAX_STATE_BYTES
@@ -134,24 +134,23 @@ def run_trace_stage(
     params: TraceParams,
     execute: ExecuteParams,
     *,
-    language: str = "python",
     backend: Backend | None = None,
 ) -> StageStats:
     """Trace the ``ok`` executions; keep the cases whose traces agree under both hash seeds.
-    ``language``: the registered name of the programs' language (the grammar's), whose job kinds
-    (``trace_row``, ``trace_digest``) trace them. ``backend``: where they run (default local)."""
-    languages.language(language)  # an unknown name fails here, not in every worker
+    Each case is traced by the job kinds (``trace_row``, ``trace_digest``) of its ``language``
+    (``factory.stage.language_of``). ``backend``: where they run (default local)."""
     lengths: list[int] = []
 
-    job = Shards((execute, params, language), _open, _trace)
-
     def outcomes(executions: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        for _, (row, reason) in run_shards(backend, job, executions):
-            if row is None:
-                yield Outcome(drop=reason)
-                continue
-            lengths.append(row["trace_length"])
-            yield Outcome([row], tier=row["tier"])
+        for language, group in by_language(executions):
+            languages.language(language)  # an unknown name fails here, not in every worker
+            job = Shards((execute, params, language), _open, _trace)
+            for _, (row, reason) in run_shards(backend, job, group):
+                if row is None:
+                    yield Outcome(drop=reason)
+                    continue
+                lengths.append(row["trace_length"])
+                yield Outcome([row], tier=row["tier"])
 
     def extra(tally: Tally) -> dict[str, Any]:
         stats: dict[str, Any] = {"traced_by_tier": tally.by_tier(tally.tiers_out)}

@@ -83,7 +83,7 @@ def test_the_language_fills_templates_and_writes_guards(
 
 
 def test_the_synthesize_stage_runs_on_the_fixture_language(toy: Grammar, tmp_path: Path) -> None:
-    params = SynthesizeParams(grammar=str(FIXTURE), tiers=[1, 3, 6], programs_per_target_tier=2, workers=1)
+    params = SynthesizeParams(grammars=[str(FIXTURE)], tiers=[1, 3, 6], programs_per_target_tier=2, workers=1)
     stats = run_synthesize_stage(5, params, tmp_path / "programs", tmp_path / "s.json").to_dict()
     rows = read_table(tmp_path / "programs").to_pylist()
     assert rows and stats["out"] == len(rows)

@@ -54,21 +54,17 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         mp.setenv(LANGUAGES_ENV, "toy=toy_language:TOY")
         mp.setenv(toy_language.CALLS_ENV, str(calls))
         try:
-            name = grammar_language(GRAMMAR)
             execute = ExecuteParams(workers=1)
-            synthesize = SynthesizeParams(grammar=str(GRAMMAR), tiers=[1, 3], workers=1)
+            synthesize = SynthesizeParams(grammars=[str(GRAMMAR)], tiers=[1, 3], workers=1)
             run_synthesize_stage(SEED, synthesize, tmp / "programs", tmp / "synthesize.json")
             inputs = InputsParams(per_program=2, candidates=4)
             run_inputs_stage(
                 SEED, inputs, execute, str(GRAMMAR), tmp / "programs", tmp / "cases", tmp / "inputs.json"
             )
-            run_execute_stage(tmp / "cases", tmp / "executions", tmp / "execute.json", execute, language=name)
-            run_trace_stage(
-                tmp / "executions", tmp / "traces", tmp / "trace.json", TraceParams(), execute, language=name
-            )
-            run_tasks_stage(
-                tmp / "traces", tmp / "tasks", tmp / "tasks.json", SEED, TasksParams(workers=1), language=name
-            )
+            # The later stages read the language off each row's `language` column.
+            run_execute_stage(tmp / "cases", tmp / "executions", tmp / "execute.json", execute)
+            run_trace_stage(tmp / "executions", tmp / "traces", tmp / "trace.json", TraceParams(), execute)
+            run_tasks_stage(tmp / "traces", tmp / "tasks", tmp / "tasks.json", SEED, TasksParams(workers=1))
             tables = {
                 t: read_table(tmp / t).to_pylist() for t in ("programs", "executions", "traces", "tasks")
             }
@@ -93,6 +89,11 @@ def test_the_programs_are_rendered_by_the_language(run: Run) -> None:
     for row in programs:
         indents = {len(line) - len(line.lstrip(" ")) for line in row["source"].splitlines()}
         assert 2 in indents and indents <= {0, 2, 4, 6, 8}, row["source"]
+
+
+def test_every_row_names_its_language(run: Run) -> None:
+    for table, rows in run.tables.items():
+        assert rows and {row["language"] for row in rows} == {"toy"}, table
 
 
 def test_every_stage_kept_cases(run: Run) -> None:

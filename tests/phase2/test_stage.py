@@ -108,7 +108,7 @@ def test_same_params_and_seed_give_byte_identical_items(pipeline: dict[str, Any]
     root, p = pipeline["root"], pipeline["params"]
     again = root / "again"
     run_phase2_stage(
-        p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammar,
+        p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammars,
         root / "programs", root / "executions", again, root / "again.json",
     )  # fmt: skip
     first = [path.read_bytes() for path in shard_paths(root / "phase2")]
@@ -123,7 +123,7 @@ def test_executions_out_of_program_order_is_a_user_error(pipeline: dict[str, Any
     pq.write_table(backwards, tmp_path / "reversed/part-00000.parquet")
     with pytest.raises(UserError, match="not in .* or not in its order"):
         run_phase2_stage(
-            p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammar,
+            p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammars,
             tmp_path / "reversed", root / "executions", tmp_path / "out", tmp_path / "s.json",
         )  # fmt: skip
     assert not (tmp_path / "out").exists()  # nothing half-written

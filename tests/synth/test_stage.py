@@ -71,7 +71,7 @@ def test_output_is_replaced_atomically_and_kept_on_bad_input(tmp_path: Path) -> 
     out, _ = _run(tmp_path, "p")
     before = [p.read_bytes() for p in shard_paths(out)]
     with pytest.raises(UserError, match="grammar folder not found"):
-        run_synthesize_stage(5, SynthesizeParams(grammar=str(tmp_path / "nope")), out, tmp_path / "s.json")
+        run_synthesize_stage(5, SynthesizeParams(grammars=[str(tmp_path / "nope")]), out, tmp_path / "s.json")
     assert [p.read_bytes() for p in shard_paths(out)] == before
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".p.")]  # no temp folder left
 
@@ -83,7 +83,7 @@ def test_adding_a_type_is_adding_a_file(tmp_path: Path) -> None:
     grammar = load_grammar(grammar_dir)
     assert "complex" in grammar.types and "complex.conjugate" in grammar.targets()
 
-    params = SynthesizeParams(grammar=str(grammar_dir), tiers=[1, 2, 3])
+    params = SynthesizeParams(grammars=[str(grammar_dir)], tiers=[1, 2, 3])
     run_synthesize_stage(3, params, tmp_path / "programs", tmp_path / "s.json")
     programs = read_table(tmp_path / "programs").to_pylist()
     new_programs = [p for p in programs if p["target"].startswith("complex.")]

@@ -31,7 +31,7 @@ def f(xs):
 """
 STRAIGHT = "def f(a, b):\n    c = a + b\n    d = c * 2\n    return [c, d]\n"
 COLUMNS = {
-    "task_id", "case_id", "program_id", "family", "prompt", "questions", "answer", "source",
+    "task_id", "case_id", "program_id", "language", "family", "prompt", "questions", "answer", "source",
     "entry", "args", "tier", "target", "grammar_hash", "trace_length", "n_questions", "n_lines",
     "n_loops", "n_branches", "has_helper", "max_depth", "output_repr", "output_type",
 }  # fmt: skip

@@ -169,7 +169,7 @@ def test_rendered_programs_run_in_strict_mode_with_every_variable_in_scope(
 
 
 def test_the_synthesize_stage_runs_on_the_javascript_grammar(grammar: Grammar, tmp_path: Path) -> None:
-    params = SynthesizeParams(grammar=str(FOLDER), tiers=[1, 4, 6], programs_per_target_tier=1, workers=1)
+    params = SynthesizeParams(grammars=[str(FOLDER)], tiers=[1, 4, 6], programs_per_target_tier=1, workers=1)
     stats = run_synthesize_stage(3, params, tmp_path / "programs", tmp_path / "s.json").to_dict()
     rows = read_table(tmp_path / "programs").to_pylist()
     assert stats["out"] == len(rows) >= 0.9 * stats["in"]
