@@ -223,6 +223,17 @@ HOSTILE = {
 }
 
 
+#: The sandbox's status of each (``ok``: node answered every call, with an error or a wrong value).
+STATUS = {
+    "exit_top_level": "load_error",
+    "child_process": "load_error",
+    "endless_loop": "timeout",
+    "endless_top_level": "timeout",
+    "proxy_that_loops": "timeout",
+    "heap_bomb": "died",
+}
+
+
 def _job_dirs() -> set[str]:
     return {n for n in os.listdir(tempfile.gettempdir()) if n.startswith("execverify-isolated-")}
 
@@ -238,6 +249,7 @@ def test_hostile_completion_scores_zero_and_changes_nothing(
     tests = [t for t in tests if not t.endswith(", []);")][:2]
     result = score_item({**item, "tests": tests}, completion(HOSTILE[name]), timeout_s=1.0, memory_mb=128)
     assert result.reward == 0.0, result.to_dict()
+    assert result.status == STATUS.get(name, "ok")
     assert sentinel.read_text() == "untouched"
     assert _job_dirs() <= before  # every job directory is gone
 
@@ -307,3 +319,15 @@ def test_the_stage_builds_javascript_items(tmp_path: Path) -> None:
         fails += score_item(item, completion(source)).reward < 1.0
     recorded = json.loads((tmp_path / "phase2.json").read_text())["memorizer"]
     assert recorded["items_where_it_fails_a_hidden_test"] == fails == 2
+
+
+def test_python_items_are_unchanged() -> None:
+    """A Python item the phase2 stage built before the codegen facets (data/phase2 of the default
+    pipeline, a pair-typed program), rebuilt from its program and cases: byte-identical."""
+    golden = json.loads((Path(__file__).parent / "data" / "python_item.json").read_text())
+    shown = [tuple(c) for c in golden["shown"]]
+    hidden = [tuple(c) for c in golden["hidden"]]
+    item, reason = _item(golden["program"], shown, hidden, Phase2Params(), "python")
+    assert item is not None and reason == "memorizer_fails"
+    assert item.pop("language") == "python"
+    assert item == golden["row"]
