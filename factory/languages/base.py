@@ -267,7 +267,13 @@ class Language(ABC):
           input question) and ``read_assertion(line, entry)`` (that line read back: the call's
           argument values and the expected value, or a verdict).
         - ``untrusted``: ``call_function(source, entry, args, *, timeout_s, memory_mb)``, one call
-          on argument values in the untrusted sandbox (a ``CallResult``): the scorer's input answers.
+          on argument values in the untrusted sandbox (a ``CallResult``): the scorer's input answers;
+          ``run_tests(code, tests, entry, *, timeout_s, memory_mb)``, a codegen completion's tests
+          (a ``TestReport``).
+        - ``codegen``: a code-generation item's text (``factory.phase2.items``): ``FENCE`` and
+          ``FENCE_TAGS`` (the answer's code fence), ``PLAIN_RULE``, ``signature``, ``type_rule``,
+          ``example_test`` (a test's line), ``shown_example``, ``memorizer_source`` and
+          ``same_args`` (how the memorizer tells a shown call).
         - ``normalize``: ``parse``, ``token_stream``, ``program_key``, ``ast_keys`` for dedup and
           decontamination (not routed yet: the assemble stage imports Python's).
 

@@ -11,6 +11,9 @@ arguments differ from the shown ones become the hidden tests, new outputs first.
 phase-1 data as it is (raising ``inputs.per_program`` would change every phase-1 item) and costs
 a few seconds.
 
+The item's text is its language's (the grammar's; ``items.codegen``: signature, tests, examples),
+and outputs are compared with that language's value model.
+
 Drops, by reason: ``no_ok_case`` (the program never ran cleanly), ``too_few_examples``,
 ``too_few_hidden_tests``, ``constant_output`` (every shown and hidden output is the same value: a
 function returning that constant would pass, so the item teaches nothing). The stats also record
@@ -38,15 +41,9 @@ from factory.grammar.loader import load_grammar
 from factory.grammar.model import Grammar
 from factory.inputs.pools import candidates_for, draw_pools, read_pools
 from factory.io import count_rows, iter_rows
-from factory.literals import parse_args, strict_equal
+from factory.languages import Language
 from factory.params import ExecuteParams, InputsParams, Phase2Params
-from factory.phase2.items import (
-    FAMILY,
-    example_test,
-    signature,
-    synth_prompt,
-    task_id,
-)
+from factory.phase2.items import FAMILY, codegen, synth_prompt, task_id
 from factory.stage import Outcome, Output, Tally, chunks, run_stage
 from factory.stats import StageStats
 
@@ -96,22 +93,27 @@ def _with_cases(programs_dir: str | Path, executions_dir: str | Path) -> Iterato
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _output_value(output_repr: str) -> Any:
-    """The value of an output repr, parsed once; shared between callers, so never mutated."""
-    return parse_args(output_repr)[0]
+def _output_value(output_repr: str, language: str) -> Any:
+    """The value of an output repr in a language, parsed once; shared between callers, so never
+    mutated."""
+    return languages.language(language).parse_args(output_repr)[0]
 
 
-def _same(a: Case, b: Case) -> bool:
+def _same(a: Case, b: Case, lang: Language) -> bool:
     """Whether two cases have strictly equal outputs (an ok output is a literal, never NaN, so
     equal reprs are equal values)."""
     if a[2] != b[2]:
         return False
-    return a[1] == b[1] or strict_equal(_output_value(a[1]), _output_value(b[1]))
+    if a[1] == b[1]:
+        return True
+    return lang.strict_equal(_output_value(a[1], lang.name), _output_value(b[1], lang.name))
 
 
-def choose_hidden(shown: list[Case], ran: list[Case], k: int) -> list[Case]:
+def choose_hidden(shown: list[Case], ran: list[Case], k: int, language: str = "python") -> list[Case]:
     """Up to ``k`` hidden cases among ``ran`` (in draw order): arguments not among the shown ones,
-    each argument list once; outputs not seen yet first, then the others."""
+    each argument list once; outputs not seen yet first, then the others (``language``: whose
+    value model compares outputs)."""
+    lang = languages.language(language)
     taken = {args for args, _, _ in shown}
     fresh: list[Case] = []
     for case in ran:
@@ -121,7 +123,7 @@ def choose_hidden(shown: list[Case], ran: list[Case], k: int) -> list[Case]:
     seen = list(shown)
     new, repeated = [], []
     for case in fresh:
-        if any(_same(case, s) for s in seen):
+        if any(_same(case, s, lang) for s in seen):
             repeated.append(case)
         else:
             new.append(case)
@@ -129,18 +131,20 @@ def choose_hidden(shown: list[Case], ran: list[Case], k: int) -> list[Case]:
     return (new + repeated)[:k]
 
 
-def memorizer_fails(shown: list[Case], hidden: list[Case]) -> bool:
+def memorizer_fails(shown: list[Case], hidden: list[Case], language: str = "python") -> bool:
     """Whether ``items.memorizer_source`` fails some hidden test, computed without running it: it
-    answers a call whose arguments ``==`` shown ones with that output, else the most common shown
-    output."""
+    answers a call whose arguments are the same as shown ones (the facet's ``same_args``) with
+    that output, else the most common shown output."""
+    lang = languages.language(language)
+    same_args = codegen(language).same_args
     outputs = [c[1] for c in shown]
     most_common = max(outputs, key=outputs.count)
     default = next(c for c in shown if c[1] == most_common)
-    shown_args = [(parse_args(c[0]), c) for c in shown]
+    shown_args = [(lang.parse_args(c[0]), c) for c in shown]
     for case in hidden:
-        args = parse_args(case[0])
-        answer = next((c for a, c in shown_args if a == args), default)
-        if not _same(answer, case):
+        args = lang.parse_args(case[0])
+        answer = next((c for a, c in shown_args if same_args(a, args)), default)
+        if not _same(answer, case, lang):
             return True
     return False
 
@@ -193,7 +197,7 @@ def _items(
                 statuses.append(result["status"])
                 if result["status"] == "ok":
                     ran.append((args, result["output_repr"], result["output_type"]))
-            item, reason = _item(program, cases, ran, params)
+            item, reason = _item(program, cases, ran, params, config.grammar.language)
             yield item, reason, statuses
 
 
@@ -262,30 +266,35 @@ def run_phase2_stage(
 
 
 def _item(
-    program: dict[str, Any], cases: list[Case], ran: list[Case], params: Phase2Params
+    program: dict[str, Any], cases: list[Case], ran: list[Case], params: Phase2Params, language: str
 ) -> tuple[dict[str, Any] | None, str]:
-    """(the item, "memorizer_fails" or "memorizer_passes"), or (None, the drop reason)."""
+    """(the item, "memorizer_fails" or "memorizer_passes"), or (None, the drop reason); the text
+    in ``language`` (a registered name)."""
     if not cases:
         return None, "no_ok_case"
     shown = cases[: params.examples]
     if len(shown) < params.min_examples:
         return None, "too_few_examples"
-    hidden = choose_hidden(shown, ran, params.hidden_tests)
+    hidden = choose_hidden(shown, ran, params.hidden_tests, language)
     if len(hidden) < params.min_hidden_tests:
         return None, "too_few_hidden_tests"
     every = shown + hidden
-    if all(_same(every[0], c) for c in every[1:]):
+    lang = languages.language(language)
+    if all(_same(every[0], c, lang) for c in every[1:]):
         return None, "constant_output"
     entry = program["entry"]
-    sig = signature(entry, json.loads(program["param_types"]), [c[2] for c in every])
-    tests = [example_test(entry, *c) for c in hidden]
-    examples = [example_test(entry, *c) for c in shown]
+    text = codegen(language)
+    param_types = json.loads(program["param_types"])
+    sig = text.signature(entry, param_types, [c[2] for c in every])
+    tests = [text.example_test(entry, *c) for c in hidden]
+    examples = [text.example_test(entry, *c) for c in shown]
+    shown_calls = [(c[0], c[1]) for c in shown]
     item = {
         "task_id": task_id("synth", program["program_id"], tests),
         "family": FAMILY,
         "origin": "synth",
         "program_id": program["program_id"],
-        "prompt": synth_prompt(entry, sig, [(c[0], c[1]) for c in shown]),
+        "prompt": synth_prompt(entry, sig, shown_calls, language=language, types=text.type_rule(param_types)),
         "entry": entry,
         "signature": sig,
         "tests": json.dumps(tests),
@@ -296,5 +305,7 @@ def _item(
         "grammar_hash": program["grammar_hash"],
         "n_tests": len(tests),
         "n_examples": len(examples),
+        "language": language,  # not a PHASE2_SCHEMA column yet: the scorer reads it when present
     }
-    return item, "memorizer_fails" if memorizer_fails(shown, hidden) else "memorizer_passes"
+    fails = memorizer_fails(shown, hidden, language)
+    return item, "memorizer_fails" if fails else "memorizer_passes"

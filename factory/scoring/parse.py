@@ -18,7 +18,7 @@ Tolerant of form, strict about meaning:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 _OPEN_RE = re.compile(r"<answer>", re.IGNORECASE)
@@ -27,7 +27,7 @@ _CUT_CLOSE_RE = re.compile(r"\n[^\S\n]*</a(?:n(?:s(?:w(?:e(?:r)?)?)?)?)?[^\S\n]*
 _FENCE_LINE_RE = re.compile(r"^\s*```[\w+-]*\s*$")
 _FENCE_RE = re.compile(r"```([\w+-]*)[^\S\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _NUMBER_RE = re.compile(r"(\d+)\.\s")
-_PYTHON_TAGS = {"python", "py", "python3"}
+_PYTHON_TAGS = frozenset({"python", "py", "python3"})
 
 
 def completion_text(completion: str | Sequence[Mapping[str, Any]] | None) -> str:
@@ -126,28 +126,30 @@ def unnumbered(lines: list[str]) -> list[str]:
     return stripped
 
 
-def extract_code(text: str) -> str:
-    """The code of a code-generation completion.
+def extract_code(text: str, tags: Collection[str] = _PYTHON_TAGS) -> str:
+    """The code of a code-generation completion; ``tags``: the fence tags of the item's language
+    (``python``, ``py``, ``python3`` by default; its ``codegen`` facet's ``FENCE_TAGS``).
 
-    In order: the last ```python fence inside the last answer block; the last fence of any kind
-    inside it; the block itself (when it is not blank); the last ```python fence anywhere; the
-    last fence anywhere; the whole text.
+    In order: the last fence of the language's tags (```` ```python ````) inside the last answer
+    block; the last fence of any kind inside it; the block itself (when it is not blank); the
+    last fence of the language's tags anywhere; the last fence anywhere; the whole text.
     """
     block = answer_block(text)
     if block is not None:
-        code = _last_fence(block, python_only=True) or _last_fence(block, python_only=False)
+        code = _last_fence(block, tags) or _last_fence(block, None)
         if code is not None:
             return code
         if block.strip():
             return _dedent_block(block)
-    code = _last_fence(text, python_only=True) or _last_fence(text, python_only=False)
+    code = _last_fence(text, tags) or _last_fence(text, None)
     return code if code is not None else text
 
 
-def _last_fence(text: str, *, python_only: bool) -> str | None:
+def _last_fence(text: str, tags: Collection[str] | None) -> str | None:
+    """The last fence's code, of one of ``tags`` (any fence when None)."""
     found = None
     for m in _FENCE_RE.finditer(text):
-        if python_only and m.group(1).lower() not in _PYTHON_TAGS:
+        if tags is not None and m.group(1).lower() not in tags:
             continue
         found = m.group(2)
     return found

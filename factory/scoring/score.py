@@ -8,7 +8,10 @@ Rewards (docs/design.md §5):
 - output, input, next_line, state, coverage items: the fraction of questions right (one question:
   1.0 or 0.0). Input answers are judged by running the original program in the untrusted
   sandbox, except that the item's own gold arguments are right without running.
-- codegen: the fraction of unit tests passed in the untrusted sandbox.
+- codegen: the fraction of unit tests passed in the untrusted sandbox, run by the language's
+  ``untrusted`` facet (Python: asserts run in the parent calling into the sandbox; JavaScript:
+  each test's call made in the sandbox, its value compared with the expected one here), the code
+  taken from the language's fences (its ``codegen`` facet's ``FENCE_TAGS``).
 A completion whose answer block has fewer or more non-empty lines than there are questions (or
 no block at all) scores 0 with every question ``unparsed``.
 
@@ -28,7 +31,7 @@ from typing import Any, TypedDict
 from factory import languages
 from factory.errors import UserError
 from factory.languages import Language
-from factory.sandbox.untrusted.runner import SYNTAX_ERROR, run_tests
+from factory.sandbox.untrusted.runner import SYNTAX_ERROR
 from factory.scoring import judge
 from factory.scoring.judge import RIGHT, UNPARSED, WRONG
 from factory.scoring.parse import completion_text, extract_code, split_answers
@@ -257,13 +260,12 @@ def _judge_input(
 
 
 def _score_codegen(item: _Item, text: str, timeout_s: float, memory_mb: int) -> ScoreResult:
-    code = extract_code(text)
+    code = extract_code(text, item.values.facet("codegen").FENCE_TAGS)
     if not code.strip():
         report = None
     else:
-        report = run_tests(
-            code, list(item.tests), timeout_s=timeout_s, memory_mb=memory_mb, expose=(item.entry,)
-        )
+        run_tests = item.values.facet("untrusted").run_tests  # the language's, in the sandbox
+        report = run_tests(code, list(item.tests), item.entry, timeout_s=timeout_s, memory_mb=memory_mb)
     per_question = []
     for i, test in enumerate(item.tests):
         if report is None or report.status == SYNTAX_ERROR:

@@ -70,7 +70,7 @@ def test_an_escaped_program_reaches_nothing(tmp_path) -> None:
     assert out["secret"].startswith("ERR") and out["pyproject"].startswith("ERR")
     # Of the checkout, only the files node reads (read-only), and the directories above them.
     assert out["checkout"] == "factory"
-    assert out["scripts"] == "canonical.js,context.js,thrown.js,untrusted.js,worker.js"
+    assert out["scripts"] == "canonical.js,context.js,thrown.js,untrusted.js,untrusted_calls.js,worker.js"
     assert "execverify-secret" not in run.stdout.decode()
     # The root holds the system's directories and the first directory of each bind's path (the
     # checkout and node may live anywhere: /work, /check, /opt, /home, ...).

@@ -11,7 +11,9 @@ no sockets, no processes, no ptrace, mounts, namespaces, links, device nodes; on
 through, for Landlock to judge), reports the layers in force and execs the program. The job's
 stdin gets ``payload`` only once the layers are known to suffice (``runner.KERNEL_LAYERS``, the
 same policy as Python's jobs); its stdout, at most ``max_output`` bytes, is the answer. The
-parent kills the process group at the wall-clock deadline.
+parent kills the process group at the wall-clock deadline. A job of several ``calls`` (a codegen
+item's tests) writes one line per call: each line it writes gives the next call ``timeout_s`` of
+its own, and a job stopped by its deadline or its death returns the lines written before.
 """
 
 from __future__ import annotations
@@ -58,9 +60,12 @@ def run_isolated(
     timeout_s: float,
     address_space_mb: int,
     max_output: int = MAX_OUTPUT_BYTES,
+    calls: int = 1,
 ) -> IsolatedRun:
     """Run ``argv`` (``argv[0]`` an absolute path among ``executables``) in the untrusted sandbox
-    with ``payload`` on its stdin; ``binds`` are shown read-only at their own paths."""
+    with ``payload`` on its stdin; ``binds`` are shown read-only at their own paths. ``calls``:
+    how many lines the job writes, each within ``timeout_s`` of the one before (the CPU rlimit
+    covers them all)."""
     tmp = os.path.realpath(tempfile.mkdtemp(prefix="execverify-isolated-"))
     config = {
         "tmp": tmp,
@@ -70,7 +75,7 @@ def run_isolated(
         "binds": list(binds),
         "executables": list(executables),
         "memory_mb": address_space_mb,
-        "cpu_s": int(math.ceil(timeout_s + STARTUP_GRACE_S)) + 1,
+        "cpu_s": int(math.ceil(timeout_s * calls + STARTUP_GRACE_S)) + 1,
         "fsize_mb": runner.FSIZE_MB,
         "nofile": runner.NOFILE,
     }
@@ -85,7 +90,8 @@ def run_isolated(
         start_new_session=True,
     )
     try:
-        return _serve(proc, payload, time.monotonic() + timeout_s + STARTUP_GRACE_S, max_output)
+        step = timeout_s if calls > 1 else None
+        return _serve(proc, payload, time.monotonic() + timeout_s + STARTUP_GRACE_S, max_output, step)
     finally:
         runner.kill_group(proc)
         for pipe in (proc.stdin, proc.stdout):
@@ -97,7 +103,11 @@ def run_isolated(
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _serve(proc: subprocess.Popen[bytes], payload: bytes, deadline: float, max_output: int) -> IsolatedRun:
+def _serve(
+    proc: subprocess.Popen[bytes], payload: bytes, deadline: float, max_output: int, step: float | None
+) -> IsolatedRun:
+    """The job's answer; with ``step``, each line of output moves the deadline to ``step`` seconds
+    after it."""
     assert proc.stdout is not None and proc.stdin is not None
     out = bytearray()
     fd = proc.stdout.fileno()
@@ -117,7 +127,7 @@ def _serve(proc: subprocess.Popen[bytes], payload: bytes, deadline: float, max_o
             writer.start()
         left = deadline - time.monotonic()
         if left <= 0:
-            return IsolatedRun(runner.TIMEOUT)
+            return IsolatedRun(runner.TIMEOUT, bytes(out))
         ready, _, _ = select.select([fd], [], [], left)
         if not ready:
             continue
@@ -125,6 +135,8 @@ def _serve(proc: subprocess.Popen[bytes], payload: bytes, deadline: float, max_o
         if not chunk:
             break
         out += chunk
+        if step is not None and layers_seen and b"\n" in chunk:
+            deadline = time.monotonic() + step
         if len(out) > max_output + 4096:
             return IsolatedRun(runner.PROTOCOL)
     if not layers_seen:
@@ -132,7 +144,7 @@ def _serve(proc: subprocess.Popen[bytes], payload: bytes, deadline: float, max_o
     try:
         code = proc.wait(timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        return IsolatedRun(runner.TIMEOUT)
+        return IsolatedRun(runner.TIMEOUT, bytes(out))
     return IsolatedRun(runner.OK if code == 0 else runner.DIED, bytes(out), code)
 
 
