@@ -26,8 +26,7 @@ from factory.grammar.types import parse_type
 from factory.inputs.draw import draw_examples
 from factory.inputs.strategies import strategy_for
 from factory.languages import language
-from factory.languages.javascript.drawn import js_value
-from factory.languages.javascript.values import literal
+from factory.languages.javascript.values import js_value, literal
 from factory.synth.check import check_program
 from factory.synth.generator import GenerationFailed, Program, generate_program
 from factory.synth.tiers import TIERS

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from factory import languages
 from factory.contracts import POOLS_SCHEMA
 from factory.grammar.loader import load_grammar
 from factory.grammar.model import Grammar
@@ -59,7 +60,8 @@ def draw_pool(grammar: Grammar, key: str, seed: int, pool_size: int) -> list[str
 
 def draw_type_pool(grammar: Grammar, type_text: str, seed: int, pool_size: int) -> list[str]:
     """The literal texts of ``pool_size`` values that Hypothesis draws for one type, seeded by
-    (seed, type) alone, in a seeded order.
+    (seed, type) alone, in a seeded order. The grammar's language writes them
+    (``Language.drawn_literal``: Python's ``canonical_repr``, JavaScript's value model).
 
     A type whose strategy is a ``mixture`` gets each branch's exact share of the pool (weights
     rounded by largest remainder), each branch drawn by its own seeded run: a branch with fewer
@@ -72,6 +74,7 @@ def draw_type_pool(grammar: Grammar, type_text: str, seed: int, pool_size: int) 
     that has the type, draws 9 times less than a pool per signature did (bench/README.md).
     """
     t = parse_type(type_text)
+    literal = languages.language(grammar.language).drawn_literal
     branches = weighted_branches(grammar, t)
     values: list[str] = []
     for i, ((_, strategy), n) in enumerate(
@@ -80,7 +83,7 @@ def draw_type_pool(grammar: Grammar, type_text: str, seed: int, pool_size: int) 
         if n == 0:
             continue
         type_seed = _seed(f"{seed}:{type_text}" if len(branches) == 1 else f"{seed}:{type_text}:{i}")
-        drawn = list(dict.fromkeys(canonical_repr(v) for v in draw_examples(strategy, n, type_seed)))
+        drawn = list(dict.fromkeys(literal(v, t) for v in draw_examples(strategy, n, type_seed)))
         values += [drawn[j % len(drawn)] for j in range(n)] if drawn else []
     random.Random(f"{seed}:{type_text}").shuffle(values)
     return values

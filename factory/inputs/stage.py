@@ -22,6 +22,10 @@ with ``per_program: 1``, a test that no candidate sends the other way),
 ``irrelevant_statement`` (a statement whose removal changes no outcome: on the kept inputs first,
 then on the other candidates, one of which is swapped in where it can be; all variants of a
 program run as one ``ablation`` job, ``factory.quality.ablation``).
+
+The worker and the job kinds ``arcs`` and ``ablation`` are the programs' language's (its
+``runner`` and ``quality`` facets; for JavaScript, node and docs/languages.md §6.5), as are the
+argument literals (``Language.drawn_literal``) and the near-duplicate key (``normalize``).
 """
 
 from __future__ import annotations
@@ -46,7 +50,6 @@ from factory.quality import checks
 from factory.quality.ablation import JOB_TIMEOUT_S as ABLATION_TIMEOUT_S
 from factory.quality.ablation import KIND as ABLATION
 from factory.quality.ablation import ablation_of, ablation_payload
-from factory.quality.jobs import KINDS as QUALITY_KINDS
 from factory.quality.jobs import TOO_MANY_STEPS
 from factory.sandbox.trusted.pool import WorkerPool
 from factory.sandbox.trusted.worker import BAD_PROGRAM, CRASH, OK, RESOURCE_LIMIT
@@ -249,6 +252,7 @@ def _open(config: _Config, cpus: int | None) -> Iterator[tuple[WorkerPool, Worke
     (``factory.quality.ablation.JOB_TIMEOUT_S``); ``execute.workers`` each, or ``cpus``."""
     execute = config.execute
     language = languages.language(config.grammar.language)
+    runner = language.facet("runner")
 
     def worker_pool(timeout_s: float) -> WorkerPool:
         return WorkerPool(
@@ -257,8 +261,9 @@ def _open(config: _Config, cpus: int | None) -> Iterator[tuple[WorkerPool, Worke
             timeout_s=timeout_s,
             memory_mb=execute.memory_mb,
             max_output_repr=execute.max_output_repr,
-            # `arcs` and `ablation` (a language's runner may bring its own)
-            kinds={**QUALITY_KINDS, **language.facet("runner").KINDS},
+            # `arcs` and `ablation` of the language's worker (the runner's own kinds after them)
+            kinds={**language.facet("quality").KINDS, **runner.KINDS},
+            worker=getattr(runner, "WORKER", None),  # None: the Python worker
         )
 
     with worker_pool(config.params.timeout_s) as pool, worker_pool(ABLATION_TIMEOUT_S) as ablation_pool:
@@ -320,8 +325,10 @@ def run_inputs_stage(
     """Draw, run, choose and check the inputs of every program; write ``out_dir`` (cases), the
     stats and, when ``pools_dir`` is given, the drawn pools (the phase2 stage samples its hidden
     tests there). A candidate past ``max_steps`` line events (the trace stage's limit) is not
-    kept. ``backend``: where the programs' candidates run (default local)."""
+    kept. ``backend``: where the programs' candidates run (default local). UserError when the
+    grammar's language lacks a facet the stage needs."""
     grammar = load_grammar(grammar_dir)
+    normalize = _check_facets(languages.language(grammar.language))
     enabled = frozenset(params.checks)
     status_counts: Counter = Counter()
     ablation_status: Counter = Counter()
@@ -331,7 +338,6 @@ def run_inputs_stage(
 
     # The distinct shapes kept per target (the release's near-duplicate key: programs that differ
     # only in names count once, as the assemble stage keeps one of them).
-    normalize = languages.language(grammar.language).facet("normalize")
     kept_by_target: dict[str, set[str]] = {}
     reserves_run: Counter = Counter()
 
@@ -404,6 +410,15 @@ def run_inputs_stage(
     if pools_dir is not None:
         write_pools(pools, pools_dir)
     return stats
+
+
+def _check_facets(language: languages.Language) -> Any:
+    """The language's ``normalize`` facet, once every facet the stage uses is found (UserError,
+    one line, for the first missing: before any drawing or running)."""
+    language.facet("runner")
+    language.facet("quality")
+    language.facet("analysis")
+    return language.facet("normalize")
 
 
 def _case(program: dict[str, Any], args: str, n_lines: int, output_share: float) -> dict[str, Any]:

@@ -20,9 +20,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from factory.errors import UserError
+
 if TYPE_CHECKING:  # only annotations: importing the registry does not import tree-sitter
     from tree_sitter import Node
 
+    from factory.grammar.types import Type as GrammarType
     from factory.languages.nodes import Program
 
 #: An operation's shape as the tier check sees it: ("method", "pop"), ("binop", "+"), ("index",) ...
@@ -198,6 +201,12 @@ class Language(ABC):
     def literal(self, value: Any) -> str:
         """The canonical literal text of a value (independent of the hash seed)."""
 
+    def drawn_literal(self, value: Any, t: GrammarType) -> str:
+        """The literal text of a value Hypothesis drew for the grammar type ``t`` (the inputs
+        stage's argument pools). By default ``literal(value)``: Python's values are drawn as they
+        are; JavaScript's become its value model's by the type (a drawn set of a ``map``...)."""
+        return self.literal(value)
+
     @abstractmethod
     def parse_args(self, text: str) -> tuple[Any, ...]:
         """The values of a call's argument text (``"[1, 2], 'ab'"``); UserError when not literals."""
@@ -275,7 +284,21 @@ class Language(ABC):
           ``example_test`` (a test's line), ``shown_example``, ``memorizer_source`` and
           ``same_args`` (how the memorizer tells a shown call).
         - ``normalize``: ``parse``, ``token_stream``, ``program_key``, ``ast_keys`` for dedup and
-          decontamination (not routed yet: the assemble stage imports Python's).
+          decontamination: the inputs stage's near-duplicate key (not routed yet in the assemble
+          stage, which imports Python's).
+        - ``quality``: ``KINDS``, the job kinds ``arcs`` and ``ablation`` of the inputs stage's checks
+          (``factory.quality.jobs``), for the runner facet's worker.
 
-        A language defined outside a package of its own (a test's) overrides this."""
-        return importlib.import_module(f"{type(self).__module__}.{name}")
+        A language without the facet's module: UserError naming the language and the facet (one
+        line, exit 2 on the command line). A language defined outside a package of its own (a
+        test's) overrides this."""
+        module = f"{type(self).__module__}.{name}"
+        try:
+            return importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise  # the facet exists; something it imports does not
+            raise UserError(
+                f"{self.display_name} has no {name!r} facet ({module}): this step does not run "
+                f"{self.display_name} programs yet (docs/languages.md)"
+            ) from None

@@ -137,7 +137,8 @@ def test_the_facets_for_later_stages_resolve() -> None:
     assert not analysis.has_multiline_statement(source)
     normalize = PYTHON.facet("normalize")
     assert callable(normalize.program_key) and callable(normalize.token_stream)
-    with pytest.raises(ModuleNotFoundError):
+    # A missing facet is one error line for the command line (UserError), not an ImportError.
+    with pytest.raises(UserError, match="Python has no 'no_such_facet' facet"):
         PYTHON.facet("no_such_facet")
 
 

@@ -6,13 +6,15 @@ The synthesis members are implemented here (``code``: templates, filling, readin
 JavaScript half ``canonical.js``). The later stages' facets are the sibling modules: ``runner``
 (the ``node`` worker ``worker.js`` of the trusted pool) and ``tracer`` (``instrument``: hooks
 written into the source on the tree-sitter tree; ``tracer.js``: the runtime that runs it in a
-fresh ``vm`` context). Section 6 says what is decided and what is to come.
+fresh ``vm`` context), ``quality`` (the inputs stage's ``arcs`` and ``ablation`` on that runtime,
+``quality.js``), ``normalize``, ``analysis`` and the others of ``Language.facet``. Section 6 says
+what is decided and what is to come.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from factory.errors import UserError
 from factory.languages import nodes
@@ -21,6 +23,9 @@ from factory.languages.javascript import code as js_code
 from factory.languages.javascript import render as js_render
 from factory.languages.javascript import values
 from factory.languages.javascript.syntax import JavaScriptTierSyntax
+
+if TYPE_CHECKING:
+    from factory.grammar.types import Type
 
 
 class JavaScriptLanguage(Language):
@@ -39,6 +44,9 @@ class JavaScriptLanguage(Language):
 
     def literal(self, value: Any) -> str:
         return values.literal(value)
+
+    def drawn_literal(self, value: Any, t: Type) -> str:
+        return values.literal(values.js_value(value, t))
 
     def parse_args(self, text: str) -> tuple[Any, ...]:
         try:

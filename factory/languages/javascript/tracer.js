@@ -478,35 +478,33 @@ function firstLine(text) {
   return end < 0 ? text : text.slice(0, end);
 }
 
-// One traced call, as factory/trace/tracer.py's trace_call gives it. The payload is what the
-// tracer facet (tracer.py) made of the stage's: {code, sites} from instrument.py, `entry` (a
-// top-level name), `args` (the argument list's text: each value must have a literal), the limits
-// `max_steps`, `max_repr`, `max_state_bytes`, and `capture` (false: steps only); or
-// {refused: {status, error}} for a call the parent found it cannot trace (bad_program, bad_args).
-function traceJob(payload) {
-  if (payload.refused) return bare(payload.refused.status, payload.refused.error);
-  const { context } = freshContext(MAX_OUTPUT_BYTES);
-  const run = new Run(payload);
+// Loads an instrumented program in `context` with `run`'s hooks and calls its entry: `payload`
+// holds `code` (instrument.py's), `entry` (a top-level name) and `args` (the argument list's text:
+// each value must have a literal). Returns {status, output, error}: `bad_program` or `bad_args`
+// when nothing ran (`ran` false), else `ok` or the status of what the call threw (not the stop
+// sentinel: the run's own flags say why it stopped). The quality jobs (quality.js) share it.
+function callInstrumented(payload, run, context) {
   [run.sentinel, run.TypeError] = SENTINEL.runInContext(context);
   let table;
   try {
     table = script(payload.code).runInContext(context)(...run.hooks());
   } catch (error) {
-    return bare('bad_program', firstLine(thrownText(error)));
+    return { ran: false, status: 'bad_program', output: undefined, error: firstLine(thrownText(error)) };
   }
   if (!hasOwn.call(table, payload.entry) || typeof table[payload.entry] !== 'function') {
-    return bare('bad_program', `no function ${stringify(payload.entry)} in the program`);
+    return { ran: false, status: 'bad_program', output: undefined, error: `no function ${stringify(payload.entry)} in the program` };
   }
   let args;
   try {
     args = vm.runInContext(`[${payload.args}\n]`, context);
   } catch (error) {
-    return bare('bad_args', `the args do not evaluate: ${firstLine(thrownText(error))}`);
+    return { ran: false, status: 'bad_args', output: undefined, error: `the args do not evaluate: ${firstLine(thrownText(error))}` };
   }
   try {
     for (let i = 0; i < args.length; i++) canonical(args[i]); // each a value with a literal, as the runner's
   } catch (error) {
-    return bare('bad_args', `the args are not literals: ${error instanceof NotLiteral ? error.message : 'no literal'}`);
+    const why = error instanceof NotLiteral ? error.message : 'no literal';
+    return { ran: false, status: 'bad_args', output: undefined, error: `the args are not literals: ${why}` };
   }
   let output;
   let status = 'ok';
@@ -522,6 +520,19 @@ function traceJob(payload) {
   } finally {
     run.active = false;
   }
+  return { ran: true, status, output, error };
+}
+
+// One traced call, as factory/trace/tracer.py's trace_call gives it. The payload is what the
+// tracer facet (tracer.py) made of the stage's: {code, sites} from instrument.py, `entry`, `args`,
+// the limits `max_steps`, `max_repr`, `max_state_bytes`, and `capture` (false: steps only); or
+// {refused: {status, error}} for a call the parent found it cannot trace (bad_program, bad_args).
+function traceJob(payload) {
+  if (payload.refused) return bare(payload.refused.status, payload.refused.error);
+  const { context } = freshContext(MAX_OUTPUT_BYTES);
+  const run = new Run(payload);
+  const { ran, status, output, error } = callInstrumented(payload, run, context);
+  if (!ran) return bare(status, error);
   if (run.failure !== null) return run.result('tracer_error', undefined, run.failure);
   // Even when the program swallowed the sentinel (a `finally` that returns).
   if (run.limitHit) return run.result('too_many_steps', undefined, null);
@@ -578,4 +589,4 @@ function traceRowJob(payload) {
   return out;
 }
 
-module.exports = { traceJob, traceRowJob, traceDigestJob };
+module.exports = { Run, callInstrumented, traceJob, traceRowJob, traceDigestJob };

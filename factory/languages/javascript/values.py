@@ -25,12 +25,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tree_sitter_javascript
 from tree_sitter import Language, Node, Parser
 
 from factory.languages.tree import text as node_text
+
+if TYPE_CHECKING:
+    from factory.grammar.types import Type
 
 #: The largest array index (``2**32 - 2``): such keys come first in an object, in numeric order.
 MAX_ARRAY_INDEX = 2**32 - 2
@@ -101,6 +104,25 @@ def js_map(entries: Iterable[tuple[Any, Any]]) -> JsMap:
         else:
             kept.append([key, value])
     return JsMap(tuple((k, v) for k, v in kept))
+
+
+def js_value(value: Any, t: Type) -> Any:
+    """The JavaScript value of ``value``, drawn by Hypothesis for the grammar type ``t``: the inputs
+    stage draws Python values (a set for a grammar's ``set``, a dict for ``map`` and ``object``, a
+    tuple for ``pair``), which become the value model's (``JsSet``, ``JsMap``, lists, string keys)
+    by the type names of grammars/javascript; a set's items in sorted order (Python's set order
+    depends on the hash seed)."""
+    if t.name == "set":
+        return js_set(js_value(v, t.args[0]) for v in sorted(value, key=repr))
+    if t.name == "map":
+        return js_map((js_value(k, t.args[0]), js_value(v, t.args[1])) for k, v in value.items())
+    if t.name == "object":
+        return {str(k): js_value(v, t.args[1]) for k, v in value.items()}
+    if t.name == "pair":
+        return [js_value(v, a) for v, a in zip(value, t.args, strict=True)]
+    if t.name == "array":
+        return [js_value(v, t.args[0]) for v in value]
+    return value
 
 
 # --- canonical text -----------------------------------------------------------------------------

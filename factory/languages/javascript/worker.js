@@ -234,6 +234,7 @@ function serve() {
   }
 }
 
-module.exports = { run };
+// describe, drop and the limits are the quality jobs' too (quality.js): their outcomes are the run's.
+module.exports = { run, describe, drop, MAX_OUTPUT_BYTES };
 
 if (require.main === module) serve();

@@ -18,9 +18,8 @@ from factory.grammar.types import parse_type
 from factory.inputs.draw import draw_examples
 from factory.inputs.strategies import strategy_for
 from factory.io import read_table
-from factory.languages.javascript.drawn import js_value
 from factory.languages.javascript.trace_calls import trace_calls_js
-from factory.languages.javascript.values import literal
+from factory.languages.javascript.values import js_value, literal
 from factory.params import SynthesizeParams
 from factory.synth.check import check_program
 from factory.synth.generator import GenerationFailed, Program, generate_program

@@ -30,7 +30,7 @@ from factory.grammar.types import Type
 from factory.inputs.draw import draw_examples
 from factory.inputs.strategies import strategy_for
 from factory.languages import language
-from factory.languages.javascript.drawn import js_value
+from factory.languages.javascript.values import js_value
 
 GRAMMAR = load_grammar("grammars/javascript")
 JS = language("javascript")
