@@ -57,7 +57,9 @@ CASES_SCHEMA = pa.schema(
 )
 
 #: inputs → phase2: the argument pool Hypothesis drew for each signature.
-POOLS_SCHEMA = pa.schema([("signature", pa.string()), ("args", pa.list_(pa.string()))])
+POOLS_SCHEMA = pa.schema(
+    [("language", pa.string()), ("signature", pa.string()), ("args", pa.list_(pa.string()))]
+)
 
 #: execute: the case columns later stages rely on (other input columns pass through as they are)…
 EXECUTION_CASE_TYPES: dict[str, pa.DataType] = {
@@ -131,6 +133,7 @@ PASS_STATS_SCHEMA = pa.schema(
     [  # type: ignore[arg-type]
         pa.field("task_id", pa.string(), nullable=False),
         pa.field("case_id", pa.string()),
+        pa.field("language", pa.string()),
         pa.field("family", pa.string()),
         pa.field("tier", pa.int32()),
         *SOLVER_FIELDS,

@@ -226,11 +226,12 @@ def shard_paths(in_dir: str | Path) -> list[Path]:
 def iter_rows(
     in_dir: str | Path, batch_rows: int = 10_000, columns: list[str] | None = None
 ) -> Iterator[list[dict[str, Any]]]:
-    """Yield the rows of a stage output folder in batches, never loading it whole (only
-    ``columns`` when given)."""
+    """Yield the rows of a stage output folder in batches, never loading it whole (only those of
+    ``columns`` a shard has, when given: a table written before a column was added lacks it)."""
     for path in shard_paths(in_dir):
         pf = pq.ParquetFile(path)
-        for batch in pf.iter_batches(batch_size=batch_rows, columns=columns):
+        present = None if columns is None else [c for c in columns if c in pf.schema_arrow.names]
+        for batch in pf.iter_batches(batch_size=batch_rows, columns=present):
             yield batch.to_pylist()
 
 

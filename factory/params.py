@@ -46,13 +46,6 @@ class SynthesizeParams(_Section):
     workers: int = Field(0, ge=0, description="processes; 0: one per core")
     rows_per_shard: int = Field(50_000, ge=100)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _renamed(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "grammar" in data:
-            raise ValueError("synthesize.grammar is now synthesize.grammars, a list of grammar folders")
-        return data
-
     @field_validator("grammars")
     @classmethod
     def _grammars(cls, v: list[str]) -> list[str]:
@@ -384,6 +377,10 @@ def read_params_file(path: str | Path) -> dict[str, Any]:
     return raw
 
 
+#: Keys of earlier versions, with what replaced them.
+RENAMED = {"synthesize.grammar": "synthesize.grammars, a list of grammar folders (one per language)"}
+
+
 def validate_section(model: type[_S], data: Mapping[str, Any] | None, where: str, prefix: str = "") -> _S:
     """``model`` from a mapping (a params section); a bad or unknown key is a UserError naming it."""
     try:
@@ -391,6 +388,8 @@ def validate_section(model: type[_S], data: Mapping[str, Any] | None, where: str
     except ValidationError as exc:
         err = exc.errors()[0]
         key = f"{prefix}{'.'.join(str(p) for p in err['loc'])}".rstrip(".") or "(root)"
+        if err["type"] == "extra_forbidden" and key in RENAMED:
+            raise UserError(f"{where}: {key}: renamed to {RENAMED[key]}") from None
         if err["type"] == "extra_forbidden":
             known = _field_names(model, err["loc"][:-1])
             close = difflib.get_close_matches(str(err["loc"][-1]), known, n=1)

@@ -77,6 +77,16 @@ def test_an_unknown_top_level_key_is_an_error(tmp_path: Path) -> None:
     assert _error(path).startswith(f"{path}: whatever: unknown key (known: seed, synthesize, inputs, ")
 
 
+def test_a_renamed_key_names_its_successor(tmp_path: Path) -> None:
+    path = _write(tmp_path, "synthesize: {grammar: grammars/python}\n")
+    assert _error(path, "synthesize") == (
+        f"{path}: synthesize.grammar: renamed to synthesize.grammars, a list of grammar folders "
+        "(one per language)"
+    )
+    path = _write(tmp_path, "synthesize: {grammars: []}\n")
+    assert "synthesize.grammars" in _error(path, "synthesize")
+
+
 def test_an_unknown_key_inside_a_section_suggests_the_closest(tmp_path: Path) -> None:
     path = _write(tmp_path, "synthesize: {programs_per_target_teir: 2}\n")
     assert _error(path, "synthesize") == (

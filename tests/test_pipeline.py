@@ -49,3 +49,53 @@ def test_bad_params_are_one_line_and_exit_2(execverify: str, tmp_path: Path) -> 
         text=True,
     )
     assert proc.returncode == 2 and "not found" in proc.stderr
+
+
+def test_two_languages_in_one_run(execverify: str, tmp_path: Path) -> None:
+    """``synthesize.grammars`` with Python and JavaScript: every stage through assemble, each row
+    in its language, Python's programs as a Python-only run makes them, and the release's
+    per-language configs."""
+    import datasets
+
+    from factory.registry import STAGES as ALL_STAGES
+    from factory.scoring import score_item
+    from factory.tasks.prompts import gold_completion
+
+    params = yaml.safe_load(Path("params.yaml").read_text())
+    params["synthesize"].update(tiers=[1], programs_per_target_tier=1, reserve_per_target=0)
+    params["synthesize"]["grammars"] = ["grammars/python", "grammars/javascript"]
+    (tmp_path / "both.yaml").write_text(yaml.safe_dump(params))
+    names = tuple(spec.name for spec in ALL_STAGES)
+    stats = run_stages(execverify, names, tmp_path / "both.yaml", tmp_path / "both")
+    assert set(stats["synthesize"]["languages"]) == {"python", "javascript"}
+
+    tables = {
+        t: read_table(tmp_path / "both" / t).to_pylist() for t in ("programs", "cases", "tasks", "phase2")
+    }
+    for name, rows in tables.items():
+        order = [r["language"] for r in rows]
+        assert set(order) == {"python", "javascript"}, name
+        assert order == sorted(order, key=["python", "javascript"].index), name  # the grammars' order
+    tasks = {r["language"]: r for r in tables["tasks"] if r["family"] == "output"}
+    assert (
+        "JavaScript" in tasks["javascript"]["prompt"]
+        and "assert.deepStrictEqual" in tasks["javascript"]["prompt"]
+    )
+    for task in tasks.values():
+        assert score_item(task, gold_completion(task)).reward == 1.0, task["language"]
+
+    # Adding a language changes none of Python's programs.
+    params["synthesize"]["grammars"] = ["grammars/python"]
+    (tmp_path / "python.yaml").write_text(yaml.safe_dump(params))
+    run_stages(execverify, ("synthesize",), tmp_path / "python.yaml", tmp_path / "python")
+    alone = read_table(tmp_path / "python" / "programs").to_pylist()
+    assert alone == [r for r in tables["programs"] if r["language"] == "python"]
+
+    release = tmp_path / "both" / "release"
+    card = (release / "README.md").read_text()
+    assert "## Items by language" in card and "`javascript`" in card
+    for language in ("python", "javascript"):
+        rows = datasets.load_dataset(str(release), f"phase1-{language}", split="train")
+        assert len(rows) > 0 and set(rows["language"]) == {language}
+    mixed = datasets.load_dataset(str(release), "phase1", split="train")
+    assert set(mixed["language"]) == {"python", "javascript"}

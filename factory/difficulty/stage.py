@@ -225,6 +225,7 @@ def _pass_stats(row: Mapping[str, Any], judged: Judged | None, solver_model: str
     return {
         "task_id": row["task_id"],
         "case_id": row.get("case_id"),
+        "language": row.get("language"),
         "family": row.get("family"),
         "tier": row.get("tier"),
         "solver_model": solver_model,

@@ -11,7 +11,7 @@ import json
 import multiprocessing
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from factory.io import ShardWriter, iter_rows
 from factory.literals import canonical_repr
 from factory.params import InputsParams
 from factory.progress import progress
+from factory.stage import DEFAULT_LANGUAGE, language_of
 
 
 def args_text(values: tuple[Any, ...]) -> str:
@@ -33,16 +34,23 @@ def args_text(values: tuple[Any, ...]) -> str:
     return ", ".join(canonical_repr(v) for v in values)
 
 
-def write_pools(pools: dict[str, list[str]], out_dir: str | Path) -> None:
-    """Save the drawn pools (signature → argument lists) so later stages sample them, not redraw."""
+def write_pools(pools: Mapping[str, Mapping[str, list[str]]], out_dir: str | Path) -> None:
+    """Save the drawn pools (language → signature → argument lists) so later stages sample them,
+    not redraw; a row a signature, languages in the given order."""
     with ShardWriter(out_dir, POOLS_SCHEMA) as out:
-        for key in sorted(pools):
-            out.write({"signature": key, "args": pools[key]})
+        for language, signatures in pools.items():
+            for key in sorted(signatures):
+                out.write({"language": language, "signature": key, "args": signatures[key]})
 
 
-def read_pools(in_dir: str | Path) -> dict[str, list[str]]:
-    """The pools that ``write_pools`` saved."""
-    return {row["signature"]: row["args"] for batch in iter_rows(in_dir) for row in batch}
+def read_pools(in_dir: str | Path, language: str = DEFAULT_LANGUAGE) -> dict[str, list[str]]:
+    """The pools of ``language`` that ``write_pools`` saved (signature → argument lists)."""
+    return {
+        row["signature"]: row["args"]
+        for batch in iter_rows(in_dir)
+        for row in batch
+        if language_of(row) == language
+    }
 
 
 def signature_key(program: dict[str, Any]) -> str:
@@ -152,11 +160,18 @@ def _draw_in_worker(job: tuple[str, str, int, int]) -> list[str]:
 def draw_pools(
     programs_dir: str | Path, grammar_dir: str, seed: int, pool_size: int, workers: int | None = None
 ) -> dict[str, list[str]]:
-    """Every signature's pool for the programs of ``programs_dir``: the type pools drawn in
-    parallel processes (they depend only on (seed, type), so this changes no output), then
-    combined per signature."""
-    batches = iter_rows(programs_dir, columns=["param_types"])
-    keys = sorted({signature_key(row) for batch in batches for row in batch})
+    """Every signature's pool for the programs of ``programs_dir`` in the language of the grammar
+    of ``grammar_dir``: the type pools drawn in parallel processes (they depend only on (seed,
+    type), so this changes no output), then combined per signature."""
+    language = load_grammar(grammar_dir).language
+    keys = sorted(
+        {
+            signature_key(row)
+            for batch in iter_rows(programs_dir, columns=["param_types", "language"])
+            for row in batch
+            if language_of(row) == language
+        }
+    )
     types = sorted({t for key in keys for t in json.loads(key)})
     jobs = [(str(grammar_dir), t, seed, pool_size) for t in types]
     workers = min(workers or os.cpu_count() or 1, len(types))

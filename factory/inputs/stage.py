@@ -41,7 +41,8 @@ from typing import Any
 from factory import languages
 from factory.backend import Backend, Shards, run_shards
 from factory.contracts import CASES_SCHEMA
-from factory.grammar.loader import load_grammar
+from factory.errors import UserError
+from factory.grammar.loader import load_grammars
 from factory.grammar.model import Grammar
 from factory.inputs.pools import candidates_for, draw_pools, write_pools
 from factory.io import count_rows, iter_rows
@@ -53,7 +54,16 @@ from factory.quality.ablation import ablation_of, ablation_payload
 from factory.quality.jobs import TOO_MANY_STEPS
 from factory.sandbox.trusted.pool import WorkerPool
 from factory.sandbox.trusted.worker import BAD_PROGRAM, CRASH, OK, RESOURCE_LIMIT
-from factory.stage import Outcome, Output, Tally, chunks, language_of, run_stage
+from factory.stage import (
+    DEFAULT_LANGUAGE,
+    Outcome,
+    Output,
+    Tally,
+    by_language,
+    chunks,
+    language_of,
+    run_stage,
+)
 from factory.stats import StageStats
 
 NO_CANDIDATE_RAN = "no_candidate_ran"
@@ -313,7 +323,7 @@ def run_inputs_stage(
     seed: int,
     params: InputsParams,
     execute: ExecuteParams,
-    grammar_dir: str,
+    grammar_dirs: str | Path | Sequence[str | Path],
     programs_dir: str | Path,
     out_dir: str | Path,
     stats_path: str | Path,
@@ -324,25 +334,41 @@ def run_inputs_stage(
 ) -> StageStats:
     """Draw, run, choose and check the inputs of every program; write ``out_dir`` (cases), the
     stats and, when ``pools_dir`` is given, the drawn pools (the phase2 stage samples its hidden
-    tests there). A candidate past ``max_steps`` line events (the trace stage's limit) is not
-    kept. ``backend``: where the programs' candidates run (default local). UserError when the
-    grammar's language lacks a facet the stage needs."""
-    grammar = load_grammar(grammar_dir)
-    normalize = _check_facets(languages.language(grammar.language))
+    tests there). ``grammar_dirs``: the grammar folder of each language of the programs
+    (``synthesize.grammars``); each program runs with its language's facets. A candidate past
+    ``max_steps`` line events (the trace stage's limit) is not kept. ``backend``: where the
+    programs' candidates run (default local). UserError when a language lacks a facet the stage
+    needs, or a program's language has no grammar here."""
+    folders = [grammar_dirs] if isinstance(grammar_dirs, str | Path) else list(grammar_dirs)
+    grammars = load_grammars(folders)
+    folder_of = dict(zip(grammars, folders, strict=True))
+    present = {language_of(r) for batch in iter_rows(programs_dir, columns=["language"]) for r in batch}
+    for name in sorted(present - set(grammars)):
+        given = ", ".join(str(f) for f in folders)
+        raise UserError(f"{programs_dir}: programs in '{name}', but no grammar of it is given ({given})")
+    normalizers = {name: _check_facets(languages.language(name)) for name in grammars}
     enabled = frozenset(params.checks)
     status_counts: Counter = Counter()
     ablation_status: Counter = Counter()
     dropped_by_tier: dict[str, Counter] = {}
-    pools = draw_pools(programs_dir, grammar_dir, seed, params.pool_size, execute.workers or None)
-    job = Shards(_Config(seed, params, execute, grammar, pools, max_steps), _open, _check)
+    pools = {
+        name: draw_pools(programs_dir, str(folder_of[name]), seed, params.pool_size, execute.workers or None)
+        for name in grammars
+        if name in present
+    }
 
     # The distinct shapes kept per target (the release's near-duplicate key: programs that differ
-    # only in names count once, as the assemble stage keeps one of them).
+    # only in names count once, as the assemble stage keeps one of them); another language's
+    # targets are named "<language>:<target>".
     kept_by_target: dict[str, set[str]] = {}
     reserves_run: Counter = Counter()
 
+    def target_of(program: dict[str, Any]) -> str:
+        language = language_of(program)
+        return program["target"] if language == DEFAULT_LANGUAGE else f"{language}:{program['target']}"
+
     def outcome(program: dict[str, Any], checked: _Checked) -> Outcome:
-        shapes = kept_by_target.setdefault(program["target"], set())
+        shapes = kept_by_target.setdefault(target_of(program), set())
         status_counts.update(checked.statuses)
         if checked.ablation is not None:
             ablation_status[checked.ablation] += 1
@@ -351,17 +377,20 @@ def run_inputs_stage(
             # again in the execute stage (two seeds, a longer timeout) would only cost time.
             dropped_by_tier.setdefault(checked.drop, Counter())[program["tier"]] += 1
             return Outcome(drop=checked.drop, tier=program["tier"])
+        normalize = normalizers[language_of(program)]
         tree = normalize.parse(program["source"])
         shapes.add(program["program_id"] if tree is None else normalize.program_key(tree))
         return Outcome(checked.rows, tier=program["tier"])
 
-    def outcomes(programs: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
+    def language_outcomes(language: str, programs: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
+        config = _Config(seed, params, execute, grammars[language], pools[language], max_steps)
+        job = Shards(config, _open, _check)
         reserves: list[dict[str, Any]] = []
 
         def main() -> Iterator[dict[str, Any]]:
             for program in programs:
                 if program.get("reserve"):
-                    reserves.append(program)  # synthesize writes them last
+                    reserves.append(program)  # synthesize writes a language's reserves last
                 else:
                     yield program
 
@@ -369,11 +398,11 @@ def run_inputs_stage(
             yield outcome(program, checked)
         # The main programs are judged: run the reserves of the targets they left short.
         least = params.min_programs_per_target
-        short = {t for t in {r["target"] for r in reserves} if len(kept_by_target.get(t, ())) < least}
-        needed = [r for r in reserves if r["target"] in short]
+        short = {target_of(r) for r in reserves if len(kept_by_target.get(target_of(r), ())) < least}
+        needed = [r for r in reserves if target_of(r) in short]
         checked_reserves = run_shards(backend, job, needed)
         for program in reserves:
-            if program["target"] not in short:
+            if target_of(program) not in short:
                 yield Outcome(drop=RESERVE_UNUSED, tier=program["tier"])
                 continue
             ran, checked = next(checked_reserves)
@@ -383,10 +412,14 @@ def run_inputs_stage(
             reserves_run["kept"] += result.drop is None
             yield result
 
+    def outcomes(programs: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
+        for language, group in by_language(programs):
+            yield from language_outcomes(language, group)
+
     def extra(tally: Tally) -> dict[str, Any]:
         return {
             "cases": tally.rows,
-            "signatures": len(pools),
+            "signatures": sum(len(p) for p in pools.values()),
             "candidate_status": dict(sorted(status_counts.items())),
             "checks": sorted(enabled),
             "ablation_status": dict(sorted(ablation_status.items())),

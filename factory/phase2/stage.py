@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,14 +38,14 @@ from factory.backend import Backend, Shards, run_shards
 from factory.contracts import PHASE2_SCHEMA
 from factory.errors import UserError
 from factory.execute.runner import Executor, with_cpus
-from factory.grammar.loader import load_grammar
+from factory.grammar.loader import load_grammars
 from factory.grammar.model import Grammar
 from factory.inputs.pools import candidates_for, draw_pools, read_pools
 from factory.io import count_rows, iter_rows
 from factory.languages import Language
 from factory.params import ExecuteParams, InputsParams, Phase2Params
 from factory.phase2.items import FAMILY, codegen, synth_prompt, task_id
-from factory.stage import Outcome, Output, Tally, chunks, run_stage
+from factory.stage import Outcome, Output, Tally, chunks, language_of, run_stage
 from factory.stats import StageStats
 
 BATCH = 256
@@ -206,7 +207,7 @@ def run_phase2_stage(
     params: Phase2Params,
     inputs: InputsParams,
     execute: ExecuteParams,
-    grammar_dir: str,
+    grammar_dirs: str | Path | Sequence[str | Path],
     programs_dir: str | Path,
     executions_dir: str | Path,
     out_dir: str | Path,
@@ -219,33 +220,46 @@ def run_phase2_stage(
 
     Hidden-test candidates are sampled (with the phase-2 seed) from the argument pools the inputs
     stage saved in ``pools_dir``; without it, the pools are drawn here with the phase-2 seed.
-    ``backend``: where the candidates run (default local).
+    ``grammar_dirs``: the grammar folder of each language of the programs; each program's item is
+    written in its language. ``backend``: where the candidates run (default local).
     """
-    grammar = load_grammar(grammar_dir)
+    folders = [grammar_dirs] if isinstance(grammar_dirs, str | Path) else list(grammar_dirs)
+    grammars = load_grammars(folders)
+    folder_of = dict(zip(grammars, folders, strict=True))
     draw = inputs.model_copy(update={"candidates": params.candidates})
     draw_seed = _seed(seed)
     hidden_counts: Counter = Counter()
     statuses: Counter = Counter()
     memorizer = 0
-    if pools_dir is not None:
-        pools = read_pools(pools_dir)
-    else:
-        pools = draw_pools(programs_dir, grammar_dir, draw_seed, draw.pool_size, execute.workers or None)
+
+    def pools_of(language: str) -> dict[str, list[str]]:
+        if pools_dir is not None:
+            return read_pools(pools_dir, language)
+        folder = str(folder_of[language])
+        return draw_pools(programs_dir, folder, draw_seed, draw.pool_size, execute.workers or None)
 
     # candidates get the inputs stage's timeout, as there: a slow one is dropped
     candidates = execute.model_copy(update={"timeout_s": inputs.timeout_s})
-    job = Shards(_Config(grammar, pools, draw_seed, draw, params, candidates), _open, _items)
 
     def outcomes(pairs: Iterator[tuple[dict[str, Any], list[Case]]]) -> Iterator[Outcome]:
         nonlocal memorizer
-        for (program, _), (item, reason, ran) in run_shards(backend, job, pairs):
-            statuses.update(ran)
-            if item is None:
-                yield Outcome(drop=reason, tier=program["tier"])
-                continue
-            hidden_counts[item["n_tests"]] += 1
-            memorizer += reason == "memorizer_fails"
-            yield Outcome([item], tier=program["tier"])
+        for language, group in itertools.groupby(pairs, key=lambda pair: language_of(pair[0])):
+            if language not in grammars:
+                given = ", ".join(str(f) for f in folders)
+                raise UserError(
+                    f"{programs_dir}: programs in '{language}', but no grammar of it is given ({given})"
+                )
+            config = _Config(grammars[language], pools_of(language), draw_seed, draw, params, candidates)
+            for (program, _), (item, reason, ran) in run_shards(
+                backend, Shards(config, _open, _items), group
+            ):
+                statuses.update(ran)
+                if item is None:
+                    yield Outcome(drop=reason, tier=program["tier"])
+                    continue
+                hidden_counts[item["n_tests"]] += 1
+                memorizer += reason == "memorizer_fails"
+                yield Outcome([item], tier=program["tier"])
 
     def extra(tally: Tally) -> dict[str, Any]:
         kept = sum(tally.tiers_out.values())
@@ -305,7 +319,7 @@ def _item(
         "grammar_hash": program["grammar_hash"],
         "n_tests": len(tests),
         "n_examples": len(examples),
-        "language": language,  # not a PHASE2_SCHEMA column yet: the scorer reads it when present
+        "language": language,
     }
     fails = memorizer_fails(shown, hidden, language)
     return item, "memorizer_fails" if fails else "memorizer_passes"

@@ -151,7 +151,7 @@ def run_assemble_stage(
         raise UserError("--extra-input tasks: the name 'tasks' is the main input (--tasks)")
     inputs = {"tasks": Path(tasks_dir), **{k: Path(v) for k, v in (extra_inputs or {}).items()}}
     schemas = {name: _schema(d) for name, d in inputs.items()}
-    pools = read_pools(pools_dir) if pools_dir is not None else None  # a missing folder: fail first
+    pools = read_pools(pools_dir, MEASURED_LANGUAGE) if pools_dir is not None else None  # missing: fail first
     difficulty = difficulty_provenance(Path(difficulty_stats) if difficulty_stats else None)
     index = BenchmarkIndex.build(
         params.benchmarks,

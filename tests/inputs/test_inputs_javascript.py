@@ -67,7 +67,7 @@ def programs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A few dozen synthesized programs of tiers 1, 3 and 5 (every 9th of one per target and tier)."""
     root = tmp_path_factory.mktemp("js_inputs")
     params = SynthesizeParams(
-        grammar=FOLDER, tiers=[1, 3, 5], programs_per_target_tier=1, reserve_per_target=0
+        grammars=[FOLDER], tiers=[1, 3, 5], programs_per_target_tier=1, reserve_per_target=0
     )
     run_synthesize_stage(4, params, root / "all", root / "s.json")
     rows = read_table(root / "all").to_pylist()[::9]
@@ -133,7 +133,7 @@ def test_a_language_without_a_facet_is_one_error_line(
         JS.facet("normalize")
     assert "\n" not in str(raised.value)
     params = yaml.safe_load(Path("params.yaml").read_text())
-    params["synthesize"]["grammar"] = FOLDER
+    params["synthesize"]["grammars"] = [FOLDER]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
     with ShardWriter(tmp_path / "programs", PROGRAMS_SCHEMA) as out:
         out.write_many([])

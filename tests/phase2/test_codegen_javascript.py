@@ -41,6 +41,7 @@ SOURCE = (
 )
 PROGRAM = {
     "program_id": "p1",
+    "language": "javascript",
     "source": SOURCE,
     "entry": "f",
     "param_types": json.dumps([["words", "array[string]"], ["limit", "number"]]),
@@ -297,8 +298,10 @@ def test_the_stage_builds_javascript_items(tmp_path: Path) -> None:
     ]
     write_pools(
         {
-            signature_key(programs[0]): [a for a, _, _ in RAN],
-            signature_key(programs[1]): [s.replace("new Set([])", "new Set()") for s in sets],
+            "javascript": {
+                signature_key(programs[0]): [a for a, _, _ in RAN],
+                signature_key(programs[1]): [s.replace("new Set([])", "new Set()") for s in sets],
+            }
         },
         tmp_path / "pools",
     )
@@ -307,7 +310,8 @@ def test_the_stage_builds_javascript_items(tmp_path: Path) -> None:
         "grammars/javascript", tmp_path / "programs", tmp_path / "executions",
         tmp_path / "phase2", tmp_path / "phase2.json", tmp_path / "pools",
     )  # fmt: skip
-    items = [{**row, "language": "javascript"} for row in read_table(tmp_path / "phase2").to_pylist()]
+    items = read_table(tmp_path / "phase2").to_pylist()
+    assert {item["language"] for item in items} == {"javascript"}
     assert [i["program_id"] for i in items] == ["p1", "p2"] and stats.items_out == 2
     assert items[1]["signature"] == "function g(seen, extra)"
     assert "`seen: Set<number>`, `extra: number`" in items[1]["prompt"]

@@ -16,7 +16,9 @@ from factory.release.card import quality_value
 def pools(small_tasks: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The argument pools of the small chain's programs (as the inputs stage writes them)."""
     out = tmp_path_factory.mktemp("pools") / "pools"
-    write_pools(draw_pools(small_tasks.parent / "programs", "grammars/python", 5, 48, workers=1), out)
+    write_pools(
+        {"python": draw_pools(small_tasks.parent / "programs", "grammars/python", 5, 48, workers=1)}, out
+    )
     return out
 
 
