@@ -15,11 +15,18 @@ REPO = Path(__file__).resolve().parents[1]
 
 def stage_command(execverify: str, name: str, params: Path, out: Path) -> list[str]:
     """Stage ``name``'s ``cmd:`` of dvc.yaml (the registry's), with ``params`` and its folders
-    under ``out`` (``data/cases`` -> ``out/cases``)."""
+    under ``out`` (``data/cases`` -> ``out/cases``, ``phase2=data/phase2`` -> ``phase2=out/phase2``)."""
     words = shlex.split(stage(name).dvc_command())
     words[0] = execverify
     words[words.index("--params") + 1] = str(params)
-    return [str(out / w.removeprefix("data/")) if w.startswith("data/") else w for w in words]
+
+    def moved(word: str) -> str:
+        name, is_pair, path = word.rpartition("=")
+        if not path.startswith("data/"):
+            return word
+        return f"{name}{is_pair}{out / path.removeprefix('data/')}"
+
+    return [moved(w) for w in words]
 
 
 def run_stages(execverify: str, stages: tuple[str, ...], params: Path, out: Path) -> dict[str, dict]:

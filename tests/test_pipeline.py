@@ -99,3 +99,6 @@ def test_two_languages_in_one_run(execverify: str, tmp_path: Path) -> None:
         assert len(rows) > 0 and set(rows["language"]) == {language}
     mixed = datasets.load_dataset(str(release), "phase1", split="train")
     assert set(mixed["language"]) == {"python", "javascript"}
+    codegen = datasets.load_dataset(str(release), "phase2-javascript", split="train")
+    assert len(codegen) > 0 and set(codegen["language"]) == {"javascript"}
+    assert "```javascript" in codegen[0]["prompt"]
