@@ -48,7 +48,7 @@ from factory.scoring import FAMILIES, ScoreResult, score_batch
 from factory.scoring.parse import answer_lines, completion_text, extract_code
 from factory.scoring.score import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 
-ITEM_COLUMNS = ("family", "source", "entry", "args", "questions", "tests")
+ITEM_COLUMNS = ("family", "language", "source", "entry", "args", "questions", "tests")
 
 Reward = float | None
 

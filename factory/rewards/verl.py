@@ -13,7 +13,7 @@ How a verl row maps onto an item (a released dataset row):
 - ``ground_truth`` (``reward_model.ground_truth``): either the whole item (a dict, or its JSON
   text), or the item's ``questions`` (a list of question dicts, or its JSON text), or, for
   codegen, its ``tests`` (a list of assert lines, or its JSON text).
-- ``extra_info``: the item's other columns (``family``, ``source``, ``entry``, ``args``, and
+- ``extra_info``: the item's other columns (``family``, ``language``, ``source``, ``entry``, ``args``, and
   ``questions``/``tests`` when ``ground_truth`` does not carry them); other keys verl adds
   (``split``, ``index``...) are ignored. Values from ``ground_truth`` win over ``extra_info``.
   Arrays (parquet lists read back by pandas) are read as lists; JSON text for ``questions`` and
@@ -39,7 +39,7 @@ from factory.errors import UserError
 from factory.scoring import FAMILIES, ScoreResult, score_batch, score_item
 from factory.scoring.score import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 
-ITEM_KEYS = ("family", "source", "entry", "args", "questions", "tests")
+ITEM_KEYS = ("family", "language", "source", "entry", "args", "questions", "tests")
 _SHAPES = "it must be the item, its questions or its tests (or their JSON text)"
 
 

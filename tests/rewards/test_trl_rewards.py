@@ -73,7 +73,7 @@ def answer(lines: list[str]) -> str:
 def columns(items: list[dict[str, Any]]) -> dict[str, list[Any]]:
     """The keyword arguments TRL passes: every dataset column, one value per completion (None
     where a row lacks it, as in a `datasets.Dataset` of mixed families), plus TRL's extras."""
-    keys = ["family", "source", "entry", "args", "questions", "tests"]
+    keys = ["family", "language", "source", "entry", "args", "questions", "tests"]
     cols: dict[str, Any] = {k: [item.get(k) for item in items] for k in keys}
     cols["prompts"] = ["prompt"] * len(items)
     cols["completion_ids"] = [[1, 2, 3]] * len(items)
@@ -198,6 +198,32 @@ def test_codegen_forged_passes_score_zero():
     ]
     out = call(rewards.codegen_reward, [CODEGEN] * len(hostile), [f"```python\n{h}```" for h in hostile])
     assert out == [0.0] * len(hostile)
+
+
+JS_OUTPUT = {
+    "family": "output",
+    "language": "javascript",
+    "source": "function g(xs) {\n  return xs.toSorted((a, b) => b - a);\n}\n",
+    "entry": "g",
+    "args": "[3, 1, 2]",
+    "questions": [{"family": "output", "answer": "[3, 2, 1]", "answer_type": "array"}],
+}
+JS_CODEGEN = {
+    "family": "codegen",
+    "language": "javascript",
+    "entry": "add",
+    "tests": json.dumps(["assert.deepStrictEqual(add(1, 2), 3);", "assert.deepStrictEqual(add(-1, 1), 0);"]),
+}
+
+
+def test_javascript_rows_are_judged_in_javascript():
+    """The row's `language` column reaches the scorer: a JavaScript answer line and a JavaScript
+    function score 1; Python's forms of them 0."""
+    js_line = answer(["assert.deepStrictEqual(g([3, 1, 2]), [3, 2, 1]);"])
+    py_line = answer(["assert g([3, 1, 2]) == [3, 2, 1]"])
+    assert call(rewards.white_box_reward, [JS_OUTPUT, JS_OUTPUT], [js_line, py_line]) == [1.0, 0.0]
+    js_code = "<answer>\n```javascript\nfunction add(a, b) {\n  return a + b;\n}\n```\n</answer>"
+    assert call(rewards.codegen_reward, [JS_CODEGEN, JS_CODEGEN], [js_code, GOOD_CODE]) == [1.0, 0.0]
 
 
 # -- batches and logs ------------------------------------------------------------------------

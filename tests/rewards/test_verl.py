@@ -122,6 +122,15 @@ def test_batch_form_keeps_order(wb: WhiteBox):
         compute_score_batch(sources, texts[:3], truths, infos)
 
 
+def test_a_javascript_row_is_judged_in_javascript():
+    """``language`` in extra_info reaches the scorer (a JavaScript codegen item's tests)."""
+    tests = ["assert.deepStrictEqual(add(1, 2), 3);", "assert.deepStrictEqual(add(2, 2), 4);"]
+    js = "<answer>\n```javascript\nfunction add(a, b) {\n  return a + b;\n}\n```\n</answer>"
+    info = {"entry": "add", "language": "javascript", "split": "train"}
+    assert compute_score("execverify/codegen", js, tests, info)["score"] == 1.0
+    assert compute_score("execverify/codegen", CODE, tests, info)["score"] == 0.0
+
+
 def test_malformed_ground_truth_raises(wb: WhiteBox):
     with pytest.raises(UserError, match="not JSON"):
         compute_score("white_box", wb.gold, "{not json", None)
