@@ -76,6 +76,14 @@ def test_two_languages_in_one_run(execverify: str, tmp_path: Path) -> None:
         order = [r["language"] for r in rows]
         assert set(order) == {"python", "javascript"}, name
         assert order == sorted(order, key=["python", "javascript"].index), name  # the grammars' order
+    # Every JavaScript output the execute stage recorded is what a plain node process prints.
+    executions = read_table(tmp_path / "both" / "executions").to_pylist()
+    ran = [r for r in executions if r["language"] == "javascript" and r["status"] == "ok"]
+    assert len(ran) >= 100
+    assert _plain_node_outputs(ran, tmp_path / "cases.js") == [
+        (r["output_repr"], r["output_type"]) for r in ran
+    ]
+
     tasks = {r["language"]: r for r in tables["tasks"] if r["family"] == "output"}
     assert (
         "JavaScript" in tasks["javascript"]["prompt"]
@@ -102,3 +110,34 @@ def test_two_languages_in_one_run(execverify: str, tmp_path: Path) -> None:
     codegen = datasets.load_dataset(str(release), "phase2-javascript", split="train")
     assert len(codegen) > 0 and set(codegen["language"]) == {"javascript"}
     assert "```javascript" in codegen[0]["prompt"]
+
+
+def _plain_node_outputs(cases: list[dict], script: Path) -> list[tuple[str, str]]:
+    """(canonical text, type name) of each JavaScript case as one plain ``node`` process gives it:
+    each program in a function scope of its own, called on its argument literals, the value
+    printed by canonical.js; nothing of the worker, the ``vm`` contexts or the sandbox."""
+    import json
+    import shutil
+
+    import factory.languages.javascript as js
+    from factory.languages.javascript.node_env import FIXED_ENV
+
+    canonical_js = Path(js.__file__).with_name("canonical.js")
+    lines = [
+        f"const {{ canonical, typeName }} = require({json.dumps(str(canonical_js))});",
+        "const out = [];",
+    ]
+    for case in cases:
+        lines.append(
+            f"out.push((() => {{\n{case['source']}\nconst v = {case['entry']}({case['args']});\n"
+            "return [canonical(v), typeName(v)];\n})());"
+        )
+    lines.append("process.stdout.write(JSON.stringify(out));")
+    script.write_text("\n".join(lines))
+    node = shutil.which("node")
+    assert node is not None
+    done = subprocess.run(
+        [node, str(script)], capture_output=True, text=True, timeout=600, env=dict(FIXED_ENV)
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [tuple(pair) for pair in json.loads(done.stdout)]
