@@ -10,6 +10,7 @@ import pyarrow as pa
 import yaml
 
 from factory import languages
+from factory.quality.measure import MEASURED_LANGUAGE
 from factory.release.configs import ConfigSpec
 from factory.release.plots import _tiers_families
 from factory.release.splits import SPLITS
@@ -209,6 +210,11 @@ def _language_section(language_family: Mapping[str, int]) -> str:
         "Each row's `language` column names its language; with more than one, every config also "
         "comes per language as `<config>-<language>`.\n\n"
     )
+    if len(names) > 1:
+        intro += (
+            f"The quality figures below run the `{MEASURED_LANGUAGE}` rows only, and only they are "
+            "matched against the benchmarks (which are Python programs).\n\n"
+        )
     return "\n## Items by language\n\n" + intro + _table(["language", *families, "all"], body)
 
 
