@@ -753,3 +753,22 @@ def load_grammars(folders: Sequence[str | Path]) -> dict[str, Grammar]:
             raise GrammarError(f"{folder}:0: a second grammar in '{grammar.language}' (one per language)")
         grammars[grammar.language] = grammar
     return grammars
+
+
+class StageGrammars:
+    """The grammars a stage is given (``synthesize.grammars``), by language, with their folders;
+    ``of`` names the folders given when a program's language has none of them."""
+
+    def __init__(self, grammar_dirs: str | Path | Sequence[str | Path]) -> None:
+        folders = [grammar_dirs] if isinstance(grammar_dirs, str | Path) else list(grammar_dirs)
+        self.grammars = load_grammars(folders)
+        self.folders = {name: str(folder) for name, folder in zip(self.grammars, folders, strict=True)}
+
+    def of(self, language: str, programs_dir: str | Path) -> Grammar:
+        """The grammar of ``language``; UserError naming ``programs_dir`` when none was given."""
+        if language not in self.grammars:
+            given = ", ".join(self.folders.values())
+            raise UserError(
+                f"{programs_dir}: programs in '{language}', but no grammar of it is given ({given})"
+            )
+        return self.grammars[language]

@@ -41,8 +41,7 @@ from typing import Any
 from factory import languages
 from factory.backend import Backend, Shards, run_shards
 from factory.contracts import CASES_SCHEMA
-from factory.errors import UserError
-from factory.grammar.loader import load_grammars
+from factory.grammar.loader import StageGrammars
 from factory.grammar.model import Grammar
 from factory.inputs.pools import candidates_for, draw_pools, write_pools
 from factory.io import count_rows, iter_rows
@@ -339,20 +338,20 @@ def run_inputs_stage(
     ``max_steps`` line events (the trace stage's limit) is not kept. ``backend``: where the
     programs' candidates run (default local). UserError when a language lacks a facet the stage
     needs, or a program's language has no grammar here."""
-    folders = [grammar_dirs] if isinstance(grammar_dirs, str | Path) else list(grammar_dirs)
-    grammars = load_grammars(folders)
-    folder_of = dict(zip(grammars, folders, strict=True))
+    stage_grammars = StageGrammars(grammar_dirs)
     present = {language_of(r) for batch in iter_rows(programs_dir, columns=["language"]) for r in batch}
-    for name in sorted(present - set(grammars)):
-        given = ", ".join(str(f) for f in folders)
-        raise UserError(f"{programs_dir}: programs in '{name}', but no grammar of it is given ({given})")
+    for name in sorted(present):
+        stage_grammars.of(name, programs_dir)  # every language present has its grammar
+    grammars = stage_grammars.grammars
     normalizers = {name: _check_facets(languages.language(name)) for name in grammars}
     enabled = frozenset(params.checks)
     status_counts: Counter = Counter()
     ablation_status: Counter = Counter()
     dropped_by_tier: dict[str, Counter] = {}
     pools = {
-        name: draw_pools(programs_dir, str(folder_of[name]), seed, params.pool_size, execute.workers or None)
+        name: draw_pools(
+            programs_dir, stage_grammars.folders[name], seed, params.pool_size, execute.workers or None
+        )
         for name in grammars
         if name in present
     }

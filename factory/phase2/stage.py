@@ -38,7 +38,7 @@ from factory.backend import Backend, Shards, run_shards
 from factory.contracts import PHASE2_SCHEMA
 from factory.errors import UserError
 from factory.execute.runner import Executor, with_cpus
-from factory.grammar.loader import load_grammars
+from factory.grammar.loader import StageGrammars
 from factory.grammar.model import Grammar
 from factory.inputs.pools import candidates_for, draw_pools, read_pools
 from factory.io import count_rows, iter_rows
@@ -223,9 +223,7 @@ def run_phase2_stage(
     ``grammar_dirs``: the grammar folder of each language of the programs; each program's item is
     written in its language. ``backend``: where the candidates run (default local).
     """
-    folders = [grammar_dirs] if isinstance(grammar_dirs, str | Path) else list(grammar_dirs)
-    grammars = load_grammars(folders)
-    folder_of = dict(zip(grammars, folders, strict=True))
+    grammars = StageGrammars(grammar_dirs)
     draw = inputs.model_copy(update={"candidates": params.candidates})
     draw_seed = _seed(seed)
     hidden_counts: Counter = Counter()
@@ -235,7 +233,7 @@ def run_phase2_stage(
     def pools_of(language: str) -> dict[str, list[str]]:
         if pools_dir is not None:
             return read_pools(pools_dir, language)
-        folder = str(folder_of[language])
+        folder = grammars.folders[language]
         return draw_pools(programs_dir, folder, draw_seed, draw.pool_size, execute.workers or None)
 
     # candidates get the inputs stage's timeout, as there: a slow one is dropped
@@ -244,12 +242,8 @@ def run_phase2_stage(
     def outcomes(pairs: Iterator[tuple[dict[str, Any], list[Case]]]) -> Iterator[Outcome]:
         nonlocal memorizer
         for language, group in itertools.groupby(pairs, key=lambda pair: language_of(pair[0])):
-            if language not in grammars:
-                given = ", ".join(str(f) for f in folders)
-                raise UserError(
-                    f"{programs_dir}: programs in '{language}', but no grammar of it is given ({given})"
-                )
-            config = _Config(grammars[language], pools_of(language), draw_seed, draw, params, candidates)
+            grammar = grammars.of(language, programs_dir)
+            config = _Config(grammar, pools_of(language), draw_seed, draw, params, candidates)
             for (program, _), (item, reason, ran) in run_shards(
                 backend, Shards(config, _open, _items), group
             ):

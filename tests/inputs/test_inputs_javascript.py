@@ -151,3 +151,15 @@ def test_a_language_without_a_facet_is_one_error_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no 'normalize' facet" in err and "Traceback" not in err
     assert not (tmp_path / "cases").exists()
+
+
+def test_programs_without_their_grammar_are_one_error(programs: Path, tmp_path: Path) -> None:
+    with pytest.raises(UserError) as raised:
+        run_inputs_stage(
+            2, InputsParams(), ExecuteParams(workers=1), ["grammars/python"], programs,
+            tmp_path / "cases", tmp_path / "s.json",
+        )  # fmt: skip
+    assert str(raised.value) == (
+        f"{programs}: programs in 'javascript', but no grammar of it is given (grammars/python)"
+    )
+    assert not (tmp_path / "cases").exists()

@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from factory.contracts import PROGRAMS_SCHEMA
+from factory.errors import UserError
 from factory.inputs.pools import signature_key, write_pools
 from factory.io import read_table
 from factory.languages.javascript import codegen, untrusted
@@ -312,6 +313,14 @@ def test_the_stage_builds_javascript_items(tmp_path: Path) -> None:
     )  # fmt: skip
     items = read_table(tmp_path / "phase2").to_pylist()
     assert {item["language"] for item in items} == {"javascript"}
+    missing = r"programs in 'javascript', but no grammar of it is given \(grammars/python\)"
+    with pytest.raises(UserError, match=missing):
+        run_phase2_stage(
+            0, Phase2Params(), InputsParams(), ExecuteParams(workers=1),
+            ["grammars/python"], tmp_path / "programs", tmp_path / "executions",
+            tmp_path / "other", tmp_path / "other.json", tmp_path / "pools",
+        )  # fmt: skip
+    assert not (tmp_path / "other").exists()
     assert [i["program_id"] for i in items] == ["p1", "p2"] and stats.items_out == 2
     assert items[1]["signature"] == "function g(seen, extra)"
     assert "`seen: Set<number>`, `extra: number`" in items[1]["prompt"]
