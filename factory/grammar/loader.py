@@ -174,6 +174,7 @@ def _parse_operation(
     allowed = {
         "name", "template", "receiver", "args", "returns", "mutates", "requires", "statement",
         "length", "imports", "names", "doc", "copies", "resets", "idempotent", "stable",
+        "branches",
     }  # fmt: skip
     name = f.require(node, "name", str, "operation")
     where = f"operation '{name}'"
@@ -191,9 +192,10 @@ def _parse_operation(
     resets = node.get("resets", False)
     idempotent = node.get("idempotent", False)
     stable = node.get("stable", False)
+    branches = node.get("branches", False)
     flags = (
         ("statement", statement), ("mutates", mutates), ("copies", copies), ("resets", resets),
-        ("idempotent", idempotent), ("stable", stable),
+        ("idempotent", idempotent), ("stable", stable), ("branches", branches),
     )  # fmt: skip
     for flag, value in flags:
         if not isinstance(value, bool):
@@ -289,6 +291,10 @@ def _parse_operation(
         if stable and (returns != receiver or mutates or statement):
             message = f"{where}: 'stable' is for an operation that returns a value of its receiver's type"
             raise f.error(node, message, "stable")
+        if branches and (receiver.name != lang.core_types.boolean or not args or mutates or statement):
+            boolean = lang.core_types.boolean
+            message = f"{where}: 'branches' is for an expression whose {boolean} receiver picks an argument"
+            raise f.error(node, message, "branches")
         ops.append(
             Operation(
                 op_id=f"{owner}.{name}",
@@ -310,6 +316,7 @@ def _parse_operation(
                 resets=resets,
                 idempotent=idempotent,
                 stable=stable,
+                branches=branches,
             )
         )
     return ops

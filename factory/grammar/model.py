@@ -66,6 +66,10 @@ class Operation:
     # ``op(op(x, a), a) == op(x, a)`` (``round(round(n, -1), -1)``): the synthesizer never applies
     # it again, with the same arguments, to its own result.
     stable: bool = False
+    # The receiver, a test, picks which argument is the result (``a if flag else b``): inside an
+    # argument the test's variable holds a known value (``(x if flag else y) if flag else z``,
+    # ``str(flag) if flag else s``), so the synthesizer never lets an argument read it.
+    branches: bool = False
 
     def all_types(self) -> list[Type]:
         types = [self.receiver, *(a.type for a in self.args)]

@@ -357,7 +357,8 @@ def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
     ``min(n, n)``; ``s == s.lower()`` is a test), an argument-free operation applied to its own
     result (``xs[:][:]``, ``s.upper().upper()``), two arguments that are the same constant
     (``s[1:1]``), or a test of a value against a container literal (``scores == {'o': 'A'}``,
-    ``seen.issubset({-1, 10})``: nearly always one answer on drawn inputs)."""
+    ``seen.issubset({-1, 10})``: nearly always one answer on drawn inputs), or a branch of a
+    ``branches`` operation that reads its test's variable (``str(ok) if ok else s``: a known value)."""
     if len(parts) == 1:  # the receiver alone (most operations): only two of the rules apply
         if not parts["recv"].reads:
             raise GenerationFailed(f"{op.op_id}: only constants")
@@ -383,3 +384,10 @@ def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
             raise GenerationFailed(f"{op.op_id}: the same variable twice")
     if not op.args and parts["recv"].op == op.op_id:
         raise GenerationFailed(f"{op.op_id}: applied to its own result")
+    test = parts["recv"]
+    if (
+        op.branches
+        and test.code in test.reads
+        and any(test.code in e.reads for e in parts.values() if e is not test)
+    ):
+        raise GenerationFailed(f"{op.op_id}: a branch reads its test's variable")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import random
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +12,8 @@ from hypothesis import strategies as st
 
 from factory.contracts import program_id
 from factory.grammar.loader import load_grammar
+from factory.languages.javascript import values as js_values
+from factory.languages.tree import text, walk
 from factory.synth.check import check_program
 from factory.synth.generator import GenerationFailed, generate_program
 from factory.synth.stage import synthesize_one
@@ -362,3 +365,53 @@ def test_a_set_update_takes_its_operand_from_outside_the_set() -> None:
             from_inputs += isinstance(operand, ast.Name) and operand.id in params
     assert updates >= 40
     assert 0.4 < from_inputs / updates < 0.9
+
+
+def _branch_reads_python(source: str) -> list[str]:
+    """The conditional expressions of ``source`` whose test is a variable that a branch reads."""
+    return [
+        ast.unparse(node)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.IfExp)
+        and isinstance(node.test, ast.Name)
+        and any(
+            isinstance(n, ast.Name) and n.id == node.test.id
+            for branch in (node.body, node.orelse)
+            for n in ast.walk(branch)
+        )
+    ]
+
+
+def _branch_reads_javascript(source: str) -> list[str]:
+    """The same for JavaScript's ``test ? a : b`` (tree-sitter's ``ternary_expression``)."""
+    tree = js_values.parser().parse(source.encode())
+    found = []
+    for node in walk(tree.root_node):
+        if node.type != "ternary_expression":
+            continue
+        test = node.child_by_field_name("condition")
+        if test is None or test.type != "identifier":
+            continue
+        branches = [node.child_by_field_name("consequence"), node.child_by_field_name("alternative")]
+        if any(n.type == "identifier" and n.text == test.text for b in branches if b for n in walk(b)):
+            found.append(text(node))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("folder", "reads"),
+    [("grammars/python", _branch_reads_python), ("grammars/javascript", _branch_reads_javascript)],
+)
+def test_a_branch_never_reads_its_tests_variable(folder: str, reads: Callable[[str], list[str]]) -> None:
+    """``(a if ok else b) if ok else c`` and ``ok ? String(ok) : s``: the branch knows ``ok``."""
+    grammar = load_grammar(folder)
+    target = next(t for t in grammar.targets() if t.endswith(".choose"))
+    made = 0
+    for seed in range(60):
+        try:
+            program = generate_program(grammar, target, 1 + seed % 6, random.Random(seed))
+        except GenerationFailed:
+            continue
+        made += 1
+        assert reads(program.source) == [], program.source
+    assert made >= 30
