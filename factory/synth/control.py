@@ -79,7 +79,11 @@ class ControlFlow:
         ``update`` (or an accumulator it picks or sets up before the construct)."""
         s = self.s
         kinds = {k: w for k, w in s.g.control_flow.items() if w > 0}
-        iterables = [v for v in s.scope if iter_element(s.g, v.type) is not None and v is not update]
+        iterables = [
+            v
+            for v in s.scope
+            if iter_element(s.g, v.type) is not None and v is not update and not v.one_element
+        ]
         if not iterables:
             kinds.pop("for", None)
         elif s.loop_depth == 0:
@@ -107,7 +111,7 @@ class ControlFlow:
             node = self._if(kind, depth, inner, counts, target)
         elif kind == "for":
             assert source is not None and elem is not None  # iterables: the variables whose type iterates
-            var = Var(s.fresh_name(elem), elem, 0, frozen=True)
+            var = Var(s.fresh_name(elem), elem, 0, frozen=True, one_element=elem == source.type)
             source_was_frozen, source.frozen = source.frozen, True
             s.settle(frozenset((source.name,)), frozenset())
             s.scope.append(var)

@@ -32,6 +32,9 @@ class Var:
     operands: frozenset[str] = frozenset()
     made_with: tuple[str, ...] = ()  # the arguments ``made_by`` took, when it is ``stable``
     unread_start: bool = False  # holds the starting constant it was set to (a reset of it is no work)
+    # One element of a value whose elements have its own type (a character of a string, bound by a
+    # loop over it): a loop over it would run once.
+    one_element: bool = False
 
 
 class ScopePairs:

@@ -415,3 +415,44 @@ def test_a_branch_never_reads_its_tests_variable(folder: str, reads: Callable[[s
         made += 1
         assert reads(program.source) == [], program.source
     assert made >= 30
+
+
+def _loops_over_a_character(source: str, strings: set[str]) -> list[str]:
+    """Loops over the loop variable of a loop over a string (one character: one step)."""
+    characters = {
+        node.target.id
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.For)
+        and isinstance(node.target, ast.Name)
+        and isinstance(node.iter, ast.Name)
+        and node.iter.id in strings
+    }
+    return [
+        ast.unparse(node).splitlines()[0]
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Name) and node.iter.id in characters
+    ]
+
+
+def _loop_names(source: str) -> set[str]:
+    return {
+        n.target.id
+        for n in ast.walk(ast.parse(source))
+        if isinstance(n, ast.For) and isinstance(n.target, ast.Name)
+    }
+
+
+def test_a_loop_never_iterates_one_character() -> None:
+    """``for word in line: for ch in word:``, ``word`` one character of the string ``line``."""
+    outer = 0
+    for seed in range(150):
+        try:
+            program = generate_program(GRAMMAR, "str.upper", 3 + seed % 4, random.Random(seed))
+        except GenerationFailed:
+            continue
+        strings = {name for name, t in program.params if t == "str"}
+        outer += any(
+            f"for {w} in {name}:" in program.source for name in strings for w in _loop_names(program.source)
+        )
+        assert _loops_over_a_character(program.source, strings) == [], program.source
+    assert outer >= 50  # programs that loop over a string (80 of 150 when written)
