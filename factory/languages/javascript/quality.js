@@ -7,7 +7,7 @@
 // at the same step under any load.
 
 const { callInstrumented, Run } = require('./tracer.js');
-const { freshContext } = require('./context.js');
+const { ContextSeries, freshContext } = require('./context.js');
 const { describe, drop, MAX_OUTPUT_BYTES } = require('./worker.js');
 
 const OK = 'ok';
@@ -71,8 +71,8 @@ class CountingRun extends Run {
 
 /** The outcome of one call as the `run` job reports it (worker.js): status, output_repr,
  * output_type (and `detail` for a throw). */
-function outcome(payload, run) {
-  const { context, printedTooMuch } = freshContext(MAX_OUTPUT_BYTES);
+function outcome(payload, run, contexts = null) {
+  const { context, printedTooMuch } = contexts === null ? freshContext(MAX_OUTPUT_BYTES) : contexts.next();
   const call = callInstrumented(payload, run, context);
   if (!call.ran) return drop(BAD_PROGRAM, call.error);
   if (run.limitHit) return drop(run.arcs === null ? BUDGET : TOO_MANY_STEPS);
@@ -111,6 +111,7 @@ function ablationJob(payload) {
   const factor = payload.factor ?? 2;
   const slack = payload.slack ?? 1000;
   let used = 0;
+  const contexts = new ContextSeries(MAX_OUTPUT_BYTES);
 
   // [outcome, steps] of one call; `budget` null: only the job's total bounds it.
   const call = (program, args, budget) => {
@@ -118,7 +119,7 @@ function ablationJob(payload) {
     const left = payload.total - used;
     if (left <= 0) throw new TotalExceeded();
     const run = new CountingRun(budget === null ? left : Math.min(budget, left));
-    const result = outcome({ code: program.code, entry, args }, run);
+    const result = outcome({ code: program.code, entry, args }, run, contexts);
     used += run.events;
     if (run.limitHit && (budget === null || left < budget)) throw new TotalExceeded();
     return [`${result.status}\0${result.output_repr ?? ''}`, run.events];

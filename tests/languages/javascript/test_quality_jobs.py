@@ -143,3 +143,18 @@ def test_an_endless_variant_is_stopped_by_its_budget_and_the_total_bounds_the_jo
     payload["total"] = 30
     short = next(iter(pool.map("ablation", [payload])))
     assert short["status"] == INCOMPLETE and None in short["changed"]
+
+
+def test_an_ablation_run_never_sees_what_an_earlier_run_left_behind(pool: WorkerPool) -> None:
+    """The runs of one job share a context while they leave its global object as it was: after a
+    variant that assigns an undeclared name (a global, in sloppy mode) the runs see none of it,
+    and each run's printed characters are counted afresh (the outcomes fresh contexts give)."""
+    source = "function f(n) {\n  return typeof leak + n;\n}\n"
+    leaking = "function f(n) {\n  leak = 5;\n  return typeof leak + n;\n}\n"
+    # 40,000 characters a run: under the 65,536 a run may print, over it in two runs.
+    printing = "function f(n) {\n  console.log('x'.repeat(40000));\n  return typeof leak + n;\n}\n"
+    payload = ablation_payload(source, "f", [leaking, source, printing, printing], ["1", "2"])
+    result = next(iter(pool.map("ablation", [payload])))
+    assert result["status"] == "ok"
+    # Only the leaking variant changes the outputs ("number1" for "undefined1").
+    assert result["changed"] == [[0, 1], [], [], []]
