@@ -81,6 +81,10 @@ function outcome(payload, run, contexts = null) {
   return describe(call.output);
 }
 
+// The arcs jobs' runs (the inputs stage's candidates, a dozen a program) share contexts as an
+// ablation job's runs do, across jobs.
+const ARCS_CONTEXTS = new ContextSeries(MAX_OUTPUT_BYTES);
+
 /** Job kind `arcs`: the `run` job's result plus `lines` (the sorted lines stepped), `arcs`
  * (sorted [line, next line] pairs; next line 0: the frame returned or threw after the line), and
  * `events` (steps). Payload (quality.py's): `code`, `entry`, `args`, `tests` (the arcs' first
@@ -91,7 +95,7 @@ function arcsJob(payload) {
   const arcs = new Set();
   const tests = payload.tests;
   const run = new CountingRun(payload.budget ?? null, arcs, tests == null ? null : new Set(tests));
-  const result = outcome(payload, run);
+  const result = outcome(payload, run, ARCS_CONTEXTS);
   run.returns();
   result.lines = [...run.steppedLines].sort((a, b) => a - b);
   result.arcs = [...arcs].sort((a, b) => a - b).map((arc) => [Math.floor(arc / LINE_BASE), arc % LINE_BASE]);

@@ -158,3 +158,11 @@ def test_an_ablation_run_never_sees_what_an_earlier_run_left_behind(pool: Worker
     assert result["status"] == "ok"
     # Only the leaking variant changes the outputs ("number1" for "undefined1").
     assert result["changed"] == [[0, 1], [], [], []]
+
+
+def test_an_arcs_job_never_sees_what_an_earlier_job_left_behind(pool: WorkerPool) -> None:
+    """The arcs jobs of a worker share its context the same way (one worker: the jobs run in turn)."""
+    leaking = "function f(n) {\n  leak = n;\n  return typeof leak;\n}\n"
+    reading = "function f(n) {\n  return typeof leak;\n}\n"
+    outputs = [_arcs(pool, source, "1")["output_repr"] for source in (leaking, reading, leaking, reading)]
+    assert outputs == ['"number"', '"undefined"', '"number"', '"undefined"']
