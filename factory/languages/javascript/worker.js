@@ -12,7 +12,9 @@
 // Answers of several short jobs may be held back and sent in one write, as the Python worker does.
 //
 // The program runs in a fresh context of context.js: the language's builtins only, and a `console`
-// that discards what it is given, counting the characters against `max_output_bytes`.
+// that discards what it is given, counting the characters against `max_output_bytes`. A
+// `run_batch` job runs a few cases of one program in one such context (the Executor's pairs:
+// factory/execute/batch.py), each checked as `run` checks a case.
 
 const fs = require('fs');
 const path = require('path');
