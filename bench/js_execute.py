@@ -1,12 +1,15 @@
-"""JavaScript execute throughput: the pool of ``node`` workers vs a fresh ``node -e`` per run.
+"""JavaScript execute throughput: the ``Executor``'s two pools of ``node`` workers, a program's cases
+run in pairs (``factory.execute.batch``) and one per job, vs a fresh ``node -e`` per run.
 
-Both sides run the same cases (hand-written functions of the kind the JavaScript grammar generates,
-each on drawn arguments) twice and compare the two outputs. Ours: two ``WorkerPool``s of the node
-worker (``--hash-seed`` 1 and 2), each run in a fresh ``vm`` context, as the ``Executor`` runs
-them. The naive way: ``node -e '<program>; print canonical(f(args))'`` twice per case, on a
-thread pool, measured on a subsample (--baseline-sample).
+The cases are those of the pipeline's kind: programs (hand-written functions of the kind the
+JavaScript grammar generates, each a distinct source, as every generated program is) with
+``--per-program`` drawn argument lists each, consecutive. Every case runs twice (V8's hash seeds 1
+and 2) and is kept when both runs agree. The naive way: ``node -e '<program>; print
+canonical(f(args))'`` twice per case, on a thread pool, measured on a subsample (--baseline-sample).
+``--rounds`` runs the two paths that many times each, alternating which goes first.
 
-    .venv/bin/python bench/js_execute.py [--cases 1000] [--baseline-sample 100] [--threads 8]
+    .venv/bin/python bench/js_execute.py [--cases 3000] [--per-program 4] [--rounds 1]
+        [--baseline-sample 100] [--threads 8] [--workers N]
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from factory.languages.javascript.runner import FIXED_ENV, WORKER
-from factory.sandbox.trusted.pool import WorkerPool, default_workers, map_pools, proc_cpu_seconds
+from factory.execute.runner import Executor
+from factory.languages import language
+from factory.languages.javascript.runner import FIXED_ENV
+from factory.sandbox.trusted.pool import WorkerPool, default_workers, proc_cpu_seconds
 
 CANONICAL_JS = Path(__file__).resolve().parents[1] / "factory/languages/javascript/canonical.js"
 
@@ -72,38 +77,33 @@ def _arg(kind: str, rng: random.Random) -> str:
     return json.dumps({k: rng.randint(-9, 9) for k in rng.sample("abcdefg", rng.randint(0, 4))})
 
 
-def make_cases(n: int, seed: int = 0) -> list[dict[str, Any]]:
-    """``n`` cases: the programs in turn, each on freshly drawn arguments."""
+def make_cases(n: int, seed: int = 0, per_program: int = 4) -> list[dict[str, Any]]:
+    """``n`` cases: the programs in turn, each a distinct source (a numbered comment) with
+    ``per_program`` freshly drawn argument lists."""
     rng = random.Random(seed)
     cases = []
     for i in range(n):
-        source, kinds = PROGRAMS[i % len(PROGRAMS)]
+        index = i // per_program
+        source, kinds = PROGRAMS[index % len(PROGRAMS)]
+        source = f"// program {index}\n{source}"
         cases.append({"source": source, "entry": "f", "args": ", ".join(_arg(k, rng) for k in kinds)})
     return cases
 
 
-def bench_pool(cases: list[dict[str, Any]], workers: int) -> dict[str, float]:
-    """Cases/s of two pools of node workers (every case run in both), start-up excluded, and the
-    CPU seconds per case of the parent and the workers."""
-    pools = [
-        WorkerPool(workers=workers, hash_seed=s, worker=WORKER, memory_mb=64, window=128) for s in (1, 2)
-    ]
-    try:
-        list(map_pools(pools, "run", cases[:32]))  # the workers are up and warm
-        before, workers_before = os.times(), _workers_cpu(pools)
+def bench_executor(cases: list[dict[str, Any]], workers: int, *, pairs: bool) -> dict[str, float]:
+    """Cases/s of the JavaScript ``Executor`` (every case run under both seeds), start-up excluded,
+    and the CPU seconds per case of the parent and the workers."""
+    with Executor(language=language("javascript"), workers=workers, pairs=pairs) as executor:
+        list(executor.run(make_cases(64, seed=1)))  # the workers are up and warm
+        before, workers_before = os.times(), _workers_cpu(executor.pools)
         t1 = time.perf_counter()
-        runs = list(map_pools(pools, "run", cases))
+        results = list(executor.run(cases))
         seconds = time.perf_counter() - t1
-        after, workers_after = os.times(), _workers_cpu(pools)
-    finally:
-        for pool in pools:
-            pool.close()
-    agree = sum(a["status"] == b["status"] and a["output_repr"] == b["output_repr"] for a, b in runs)
+        after, workers_after = os.times(), _workers_cpu(executor.pools)
     parent = after.user + after.system - before.user - before.system
     return {
         "n": len(cases),
-        "ok": sum(a["status"] == "ok" for a, _ in runs),
-        "agree": agree,
+        "ok": sum(r["status"] == "ok" for r in results),
         "seconds": seconds,
         "rate": len(cases) / seconds,
         "parent_cpu_ms_per_case": 1000 * parent / len(cases),
@@ -149,25 +149,34 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--cases", type=int, default=3000)
+    parser.add_argument("--per-program", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each path, alternating")
     parser.add_argument("--baseline-sample", type=int, default=100)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--workers", type=int, default=0, help="per pool; 0: the cores shared by the two")
     args = parser.parse_args()
-    cases = make_cases(args.cases)
+    cases = make_cases(args.cases, per_program=args.per_program)
     workers = args.workers or -(-default_workers() // 2)
-    ours = bench_pool(cases, workers)
+    runs: list[tuple[str, dict[str, float]]] = []
+    for round_ in range(args.rounds):
+        paths = [("pairs", True), ("one per job", False)]
+        for name, pairs in paths[:: 1 if round_ % 2 == 0 else -1]:
+            runs.append((name, bench_executor(cases, workers, pairs=pairs)))
     naive = bench_baseline(cases[: args.baseline_sample], args.threads)
-    load = os.getloadavg()[0]
-    print(f"load average at the end: {load:.2f}; {len(PROGRAMS)} programs, {workers} worker(s) per pool")
-    print(f"{'':10} {'cases':>7} {'agree':>7} {'seconds':>8} {'cases/s':>9}")
-    print(f"{'pool':10} {ours['n']:>7} {ours['agree']:>7} {ours['seconds']:>8.2f} {ours['rate']:>9.1f}")
-    print(
-        f"{'node -e':10} {naive['n']:>7} {naive['agree']:>7} {naive['seconds']:>8.2f} {naive['rate']:>9.1f}"
-    )
-    print(f"ratio: {ours['rate'] / naive['rate']:.1f}x; ok: {ours['ok']} of {ours['n']}; "
-          f"CPU per case: parent {ours['parent_cpu_ms_per_case']:.3f} ms, "
-          f"workers {ours['workers_cpu_ms_per_case']:.3f} ms (both runs)")  # fmt: skip
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}; {args.cases // args.per_program} programs, "
+          f"{args.per_program} cases each; {workers} worker(s) per pool")  # fmt: skip
+    head = f"{'':12} {'cases':>7} {'ok':>7} {'seconds':>8} {'cases/s':>9}"
+    print(f"{head} {'CPU ms/case: workers':>21} {'parent':>7}")
+    for name, r in runs:
+        print(
+            f"{name:12} {r['n']:>7} {r['ok']:>7} {r['seconds']:>8.2f} {r['rate']:>9.1f}"
+            f" {r['workers_cpu_ms_per_case']:>21.3f} {r['parent_cpu_ms_per_case']:>7.3f}"
+        )
+    n, agree, seconds, rate = naive["n"], naive["agree"], naive["seconds"], naive["rate"]
+    print(f"{'node -e':12} {n:>7} {agree:>7} {seconds:>8.2f} {rate:>9.1f}")
+    best = max(r["rate"] for name, r in runs if name == "pairs")
+    print(f"pairs vs node -e: {best / naive['rate']:.1f}x (ok column of node -e: runs that agreed)")
 
 
 if __name__ == "__main__":

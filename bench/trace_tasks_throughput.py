@@ -21,7 +21,12 @@ Wall-clock rates move with the machine's load, so the bench also prints CPU seco
 (user + sys of this process and of every worker, live or reaped) and the rates they imply on two
 idle cores: ours spread over both cores, the naive tracer on one (it is one process).
 Targets on the 2-core dev machine: ≥ 1,000 cases/s for ours, and ≥ 0.25 of the naive rate.
-Run: ``python bench/trace_tasks_throughput.py [--repeat 2] [--runs 3]``
+
+``--language javascript`` measures the JavaScript path (issue 19, target ≥ 300 cases/s): the
+tracer facet's ``trace_row``/``trace_digest`` jobs on the two pools of ``node`` workers, then the
+same items, on synthesized tier-5/6 cases of grammars/javascript (there is no CRUXEval and no
+naive tracer for it: those columns are empty).
+Run: ``python bench/trace_tasks_throughput.py [--repeat 2] [--runs 3] [--language javascript]``
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import resource
 import statistics
@@ -44,12 +50,12 @@ from factory.execute.runner import Executor
 from factory.execute.stage import run_execute_stage
 from factory.inputs.stage import run_inputs_stage
 from factory.io import iter_rows
+from factory.languages import language
 from factory.literals import parse_args
 from factory.params import ExecuteParams, InputsParams, SynthesizeParams, TasksParams, TraceParams
 from factory.sandbox.trusted.pool import WorkerPool
 from factory.synth.stage import run_synthesize_stage
 from factory.tasks.job import build_all, items_pool
-from factory.trace.jobs import KINDS
 from factory.trace.stage import trace_rows
 
 CRUXEVAL = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
@@ -57,11 +63,16 @@ TASKS = TasksParams(families=["white_box", "output", "coverage"])
 TRACE = TraceParams()
 CORES = 2  # the dev machine; the implied rate of ours assumes both cores busy
 # Starts the workers and their imports before a measurement, on programs that are never measured.
-WARM_UP = [
-    {"case_id": f"warm-up {i}", "source": f"def f(x):\n    y = x + {i}\n    return [y]\n"}
-    | {"entry": "f", "args": "1"}
-    for i in range(40)
-]
+WARM_UP = {
+    name: [
+        {"case_id": f"warm-up {i}", "source": source.format(i=i), "entry": "f", "args": "1"}
+        for i in range(40)
+    ]
+    for name, source in [
+        ("python", "def f(x):\n    y = x + {i}\n    return [y]\n"),
+        ("javascript", "function f(x) {{\n  const y = x + {i};\n  return [y];\n}}\n"),
+    ]
+}
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -96,7 +107,8 @@ def ours(cases: list[dict[str, Any]], executor: Executor, pool: WorkerPool) -> t
     start = time.perf_counter()
     rows = [row for row, _ in trace_rows(cases, executor, TRACE) if row is not None]
     middle = time.perf_counter()
-    items = sum(len(r["items"]) for r in build_all(rows, pool, seed=0, params=TASKS))
+    name = executor.language.name
+    items = sum(len(r["items"]) for r in build_all(rows, pool, seed=0, params=TASKS, language=name))
     return len(rows), items, middle - start, time.perf_counter() - middle
 
 
@@ -114,12 +126,13 @@ def cpu_seconds(pids: list[int]) -> float:
     return total
 
 
-def synthesized_cases(tmp: Path) -> list[dict[str, Any]]:
+def synthesized_cases(tmp: Path, language_name: str = "python") -> list[dict[str, Any]]:
+    """The ``ok`` executions of tier-5/6 programs synthesized from the language's grammar."""
     execute = ExecuteParams()
-    run_synthesize_stage(
-        3, SynthesizeParams(tiers=[5, 6], programs_per_target_tier=2), tmp / "p", tmp / "s.json"
-    )
-    run_inputs_stage(3, InputsParams(), execute, "grammars/python", tmp / "p", tmp / "c", tmp / "i.json")
+    grammar = f"grammars/{language_name}"
+    synthesize = SynthesizeParams(grammars=[grammar], tiers=[5, 6], programs_per_target_tier=2)
+    run_synthesize_stage(3, synthesize, tmp / "p", tmp / "s.json")
+    run_inputs_stage(3, InputsParams(), execute, grammar, tmp / "p", tmp / "c", tmp / "i.json")
     run_execute_stage(tmp / "c", tmp / "e", tmp / "e.json", execute)
     return [r for batch in iter_rows(tmp / "e") for r in batch if r["status"] == "ok"]
 
@@ -139,11 +152,12 @@ class Run:
     steps: int
 
 
-def measure(cases: list[dict[str, Any]]) -> Run:
+def measure(cases: list[dict[str, Any]], language_name: str = "python") -> Run:
     """Ours on fresh pools, warmed on programs that are not measured (no program of the set is in
-    any worker's caches when the measurement begins), then the naive tracer."""
-    with Executor(kinds=KINDS) as executor, items_pool() as pool:
-        ours(WARM_UP, executor, pool)
+    any worker's caches when the measurement begins), then the naive tracer (Python only)."""
+    lang = language(language_name)
+    with Executor(kinds=lang.facet("tracer").KINDS, language=lang) as executor, items_pool() as pool:
+        ours(WARM_UP[language_name], executor, pool)
 
         def pids() -> list[int]:
             return [pid for p in (*executor.pools, pool) for pid in p.pids()]
@@ -155,6 +169,8 @@ def measure(cases: list[dict[str, Any]]) -> Run:
         cpu0, start = cpu_seconds(pids()), time.perf_counter()
         kept, items, trace_s, items_s = ours(cases, executor, pool)
         ours_s, ours_cpu = time.perf_counter() - start, cpu_seconds(pids()) - cpu0
+    if language_name != "python":
+        return Run(ours_s, ours_cpu, math.nan, math.nan, kept, items, trace_s, items_s, 0)
     gc.collect()
     cpu0, start = time.process_time(), time.perf_counter()
     steps = 0
@@ -193,29 +209,38 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2, help="CRUXEval repeated this many times")
     parser.add_argument("--runs", type=int, default=3, help="measurements per set (medians shown)")
+    parser.add_argument("--language", default="python", choices=sorted(WARM_UP))
     args = parser.parse_args()
     os.environ.setdefault("CI", "1")
-    records = [json.loads(line) for line in CRUXEVAL.read_text().splitlines()]
-    crux = []
-    for r in records:
-        try:
-            parse_args(r["input"])
-        except UserError:
-            continue  # ~12 inputs are expressions, not literals
-        crux.append({"case_id": r["id"], "source": r["code"], "entry": "f", "args": r["input"]})
     with tempfile.TemporaryDirectory() as tmp:
-        synth = synthesized_cases(Path(tmp))
+        synth = synthesized_cases(Path(tmp), args.language)
+    sets = [("synthesized tiers 5–6", synth)]
+    if args.language == "python":
+        crux = cruxeval_cases()
+        sets[:0] = [("CRUXEval ×1", crux), (f"CRUXEval ×{args.repeat}", crux * args.repeat)]
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     print(f"{'':<31}{'measured (wall clock)':^27}{'CPU ms per case':^20}{'implied on 2 idle cores':^27}")
     print(
         f"{'cases':<24}{'n':>7}{'ours/s':>10}{'naive/s':>10}{'ratio':>7}{'ours':>10}{'naive':>10}"
         f"{'ours/s':>10}{'naive/s':>10}{'ratio':>7}"
     )
-    sets = [("CRUXEval ×1", crux), (f"CRUXEval ×{args.repeat}", crux * args.repeat)]
-    sets.append(("synthesized tiers 5–6", synth))
     for label, cases in sets:
-        report(label, len(cases), [measure(cases) for _ in range(args.runs)])
-    print(f"medians of {args.runs} runs; targets: ours ≥ 1,000 cases/s; ratio ≥ 0.25")
+        report(label, len(cases), [measure(cases, args.language) for _ in range(args.runs)])
+    target = "ours ≥ 1,000 cases/s; ratio ≥ 0.25" if args.language == "python" else "ours ≥ 300 cases/s"
+    print(f"{args.language}: medians of {args.runs} runs; targets: {target}")
+
+
+def cruxeval_cases() -> list[dict[str, Any]]:
+    """CRUXEval's cases whose inputs are literals (~12 are expressions)."""
+    cases = []
+    for line in CRUXEVAL.read_text().splitlines():
+        r = json.loads(line)
+        try:
+            parse_args(r["input"])
+        except UserError:
+            continue
+        cases.append({"case_id": r["id"], "source": r["code"], "entry": "f", "args": r["input"]})
+    return cases
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from factory import languages
+from factory.execute.batch import run_pairs
 from factory.languages import Language
 from factory.params import ExecuteParams
 from factory.program_code import portable_code
@@ -120,7 +121,9 @@ class Executor:
     Python) gives the job kinds (its ``runner`` facet: ``run``, ``lines``) and the value model that
     compares the outputs of the seeds; ``kinds`` adds job kinds of a caller's own (the tracer's).
     A runner facet with a ``WORKER`` (JavaScript's ``node``) gets pools of that worker, the hash
-    seed passed to it as it takes one (V8's ``--hash-seed``).
+    seed passed to it as it takes one (V8's ``--hash-seed``); one with ``BATCH_KINDS`` runs the
+    ``run`` cases of a program in pairs (``factory.execute.batch``: the same verdicts, fewer fresh
+    contexts) unless ``pairs`` is False.
     """
 
     def __init__(
@@ -134,6 +137,7 @@ class Executor:
         max_output_bytes: int = 65536,
         kinds: Mapping[str, str] | None = None,
         language: Language | None = None,
+        pairs: bool = True,
     ) -> None:
         seeds = list(hash_seeds)
         if len(seeds) < 2 or len(set(seeds)) != len(seeds):
@@ -146,6 +150,8 @@ class Executor:
         # Python worker loads the programs this Executor compiles (``_with_code``).
         worker = getattr(runner, "WORKER", None)
         self._ship_code = worker is None
+        # The job kinds that run a program's cases in pairs (``factory.execute.batch``), if any.
+        self._pair_kinds: Sequence[str] | None = getattr(runner, "BATCH_KINDS", None) if pairs else None
         self._codes: OrderedDict[str, bytes | None] = OrderedDict()  # source -> portable code
         if workers is None:
             # Every case runs once per seed, so the pools share the cores: as many processes as
@@ -188,10 +194,16 @@ class Executor:
         when it keeps up (per-program work cached in the worker is then done once per pool).
         """
         payloads = (payload_of(case) for case in cases)
+        if kind == "run" and agree is None and self._pair_kinds is not None:
+            yield from run_pairs(self.pools, self._pair_kinds, payloads, self._verdict, _by_source)
+            return
         if self._ship_code:
             payloads = (self._with_code(payload) for payload in payloads)
         for results in map_pools(self.pools, kind, payloads, affinity=_by_source):
             yield combine(results, agree, self.language)
+
+    def _verdict(self, results: list[dict[str, Any]]) -> dict[str, Any]:
+        return combine(results, None, self.language)
 
     def _with_code(self, payload: dict[str, Any]) -> dict[str, Any]:
         """``payload`` with ``code``: its program compiled here once, for the workers of every

@@ -28,7 +28,8 @@ const REMOVED = [
 ];
 
 // Run in every new context before the program: removes what a program may not see and installs
-// the discarding console; returns whether the program printed more than the limit.
+// the discarding console; returns the count of characters printed, which a number given to it
+// sets first (the runner's batches rewind it between cases: worker.js).
 const SETUP = new vm.Script(`(function (removed, limit) {
   'use strict';
   for (const name of removed) delete globalThis[name];
@@ -42,15 +43,19 @@ const SETUP = new vm.Script(`(function (removed, limit) {
   const console = {};
   for (const name of ['log', 'info', 'warn', 'error', 'debug', 'trace']) console[name] = write;
   Object.defineProperty(globalThis, 'console', { value: console, writable: true, configurable: true });
-  return () => written > limit;
+  return (rewind) => {
+    if (rewind !== undefined) written = rewind;
+    return written;
+  };
 })`, { filename: 'setup.js' });
 
-/** A fresh context: its global and the function telling whether the program printed more than
- * `maxOutputBytes` characters. */
+/** A fresh context: its global, the function telling whether the program printed more than
+ * `maxOutputBytes` characters, and `printed(rewind)`: the characters printed so far (set to
+ * `rewind` first when given). */
 function freshContext(maxOutputBytes) {
   const context = vm.createContext(Object.create(null), CONTEXT_OPTIONS);
-  const printedTooMuch = SETUP.runInContext(context)(REMOVED, maxOutputBytes);
-  return { context, printedTooMuch };
+  const printed = SETUP.runInContext(context)(REMOVED, maxOutputBytes);
+  return { context, printedTooMuch: () => printed() > maxOutputBytes, printed };
 }
 
 /** The contexts of a series of calls of trusted programs (the quality jobs' runs of one program and

@@ -41,7 +41,15 @@ from factory.sandbox.trusted.worker import CRASH, MEMORY, TIMEOUT
 WORKER_JS = Path(__file__).with_name("worker.js")
 
 #: The job kinds of the node worker: kind -> "file.js:function" (the file next to worker.js).
-KINDS: dict[str, str] = {"run": "worker.js:run"}
+KINDS: dict[str, str] = {
+    "run": "worker.js:run",
+    "run_batch": "worker.js:runBatch",
+    "run_batch_reversed": "worker.js:runBatchReversed",
+}
+
+#: The kinds an ``Executor`` runs a program's cases with, a few per job (``factory.execute.batch``):
+#: in the given order on the first hash seed's pool, in the reverse order on the others.
+BATCH_KINDS = ("run_batch", "run_batch_reversed")
 
 #: Job kinds whose worker payload the parent makes from the stage's before sending the job (kind ->
 #: function): the tracer facet (``tracer.py``) adds its kinds when it is imported, which it is to
@@ -131,4 +139,4 @@ def _loads(data: bytes) -> dict[str, Any]:
 
 WORKER = NodeWorker()
 
-__all__ = ["FIXED_ENV", "KINDS", "NODE_PROGRESS", "PAYLOAD_MAKERS", "WORKER", "NodeWorker"]
+__all__ = ["BATCH_KINDS", "FIXED_ENV", "KINDS", "NODE_PROGRESS", "PAYLOAD_MAKERS", "WORKER", "NodeWorker"]

@@ -12,7 +12,9 @@
 // Answers of several short jobs may be held back and sent in one write, as the Python worker does.
 //
 // The program runs in a fresh context of context.js: the language's builtins only, and a `console`
-// that discards what it is given, counting the characters against `max_output_bytes`.
+// that discards what it is given, counting the characters against `max_output_bytes`. A
+// `run_batch` job runs a few cases of one program in one such context (the Executor's pairs:
+// factory/execute/batch.py), each checked as `run` checks a case.
 
 const fs = require('fs');
 const path = require('path');
@@ -100,50 +102,107 @@ function describe(value) {
 /** The `run` job: load the program in a fresh context, evaluate the argument list there (each
  * argument must be a value with a literal), call `entry` on it and describe what it returned. */
 function run(payload) {
+  return runCases(payload, [payload.args ?? ''])[0];
+}
+
+/** The `run_batch` job: the cases of one program (`args_list`, argument-list texts) one after the
+ * other in one fresh context; answers `{status: 'ok', results}`, each result what `run` gives for
+ * that case when it is the first (the Executor's pairing, docs/languages.md section 6.2). */
+function runBatch(payload) {
+  return batch(payload, false);
+}
+
+/** `run_batch` running the cases in the reverse order (the results still in the given order). */
+function runBatchReversed(payload) {
+  return batch(payload, true);
+}
+
+function batch(payload, reversed) {
+  const argsList = payload.args_list;
+  if (!Array.isArray(argsList)) return drop(BAD_PROGRAM, 'args_list must be a list');
+  const order = argsList.map((_, i) => i);
+  if (reversed) order.reverse();
+  const ran = runCases(payload, order.map((i) => argsList[i]));
+  const results = new Array(ran.length);
+  order.forEach((i, k) => {
+    results[i] = ran[k];
+  });
+  return { status: OK, results };
+}
+
+/** The results of the program's cases, run in the given order in one fresh context (made only
+ * when a case gets that far); every check `run` makes, with the same precedence. */
+function runCases(payload, argsList) {
   const source = payload.source;
   const entry = payload.entry ?? 'f';
-  const args = payload.args ?? '';
-  if (typeof source !== 'string' || typeof entry !== 'string' || typeof args !== 'string') {
-    return drop(BAD_PROGRAM, 'source, entry and args must be strings');
-  }
-  if (!IDENTIFIER.test(entry)) return drop(BAD_PROGRAM, `the entry ${JSON.stringify(entry)} is not a name`);
-  let program, argList;
+  // What stops every case (a case whose args are not a string says so first, as `run` does).
+  const every = (result) => argsList.map((args) => (typeof args === 'string' ? result : drop(BAD_PROGRAM, STRINGS)));
+  if (typeof source !== 'string' || typeof entry !== 'string') return every(drop(BAD_PROGRAM, STRINGS));
+  if (!IDENTIFIER.test(entry)) return every(drop(BAD_PROGRAM, `the entry ${JSON.stringify(entry)} is not a name`));
+  let program;
   try {
     program = programs.get(source);
   } catch (error) {
-    return drop(BAD_PROGRAM, `syntax error: ${stringProperty(error, 'message', '')}`);
+    return every(drop(BAD_PROGRAM, `syntax error: ${stringProperty(error, 'message', '')}`));
   }
+  let loaded = null;
+  return argsList.map((args) => {
+    const argList = compiledArgs(args);
+    if (!(argList instanceof vm.Script)) return argList;
+    loaded ??= load(program, entry);
+    return loaded.failed ?? call(loaded, argList);
+  });
+}
+
+const STRINGS = 'source, entry and args must be strings';
+
+/** The compiled argument list, or the result of a case whose arguments do not compile. */
+function compiledArgs(args) {
+  if (typeof args !== 'string') return drop(BAD_PROGRAM, STRINGS);
   try {
-    argList = argLists.get(args);
+    return argLists.get(args);
   } catch (error) {
     return drop(BAD_PROGRAM, `the args are not valid JavaScript: ${stringProperty(error, 'message', '')}`);
   }
-  const { context, printedTooMuch } = freshContext(MAX_OUTPUT_BYTES);
+}
+
+/** A fresh context with the program run in it and its entry function, or `{failed}`: the result
+ * of every case when the program's top-level code throws or defines no such function. */
+function load(program, entry) {
+  const { context, printedTooMuch, printed } = freshContext(MAX_OUTPUT_BYTES);
   try {
     program.runInContext(context);
   } catch (error) {
-    return thrown(error); // the program's top-level code failed
+    return { failed: thrown(error) }; // the program's top-level code failed
   }
-  let func, values;
+  let func;
   try {
     func = entries.get(entry).runInContext(context);
   } catch {
-    return drop(BAD_PROGRAM, `the entry function ${entry} is not defined by the program`);
+    return { failed: drop(BAD_PROGRAM, `the entry function ${entry} is not defined by the program`) };
   }
-  if (typeof func !== 'function') return drop(BAD_PROGRAM, `the entry ${entry} is not a function`);
+  if (typeof func !== 'function') return { failed: drop(BAD_PROGRAM, `the entry ${entry} is not a function`) };
+  return { context, func, printedTooMuch, printed, atStart: printed() };
+}
+
+/** One case in a loaded context: its printed output counted from where the top-level code left
+ * it, as when it runs alone. */
+function call(loaded, argList) {
+  loaded.printed(loaded.atStart);
+  let values;
   try {
-    values = argList.runInContext(context);
+    values = argList.runInContext(loaded.context);
     for (let i = 0; i < values.length; i++) canonical(values[i]);
   } catch (error) {
     return drop(BAD_PROGRAM, `the args are not literals: ${stringProperty(error, 'message', '')}`);
   }
   let value;
   try {
-    value = apply(func, undefined, values);
+    value = apply(loaded.func, undefined, values);
   } catch (error) {
-    return printedTooMuch() ? drop(OUTPUT_TOO_LONG) : thrown(error);
+    return loaded.printedTooMuch() ? drop(OUTPUT_TOO_LONG) : thrown(error);
   }
-  if (printedTooMuch()) return drop(OUTPUT_TOO_LONG); // the program caught the error and went on
+  if (loaded.printedTooMuch()) return drop(OUTPUT_TOO_LONG); // the program caught the error and went on
   return describe(value);
 }
 
@@ -235,6 +294,6 @@ function serve() {
 }
 
 // describe, drop and the limits are the quality jobs' too (quality.js): their outcomes are the run's.
-module.exports = { run, describe, drop, MAX_OUTPUT_BYTES };
+module.exports = { run, runBatch, runBatchReversed, describe, drop, MAX_OUTPUT_BYTES };
 
 if (require.main === module) serve();

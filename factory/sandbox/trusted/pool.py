@@ -456,7 +456,7 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None
 def map_pools(
     pools: Sequence[WorkerPool],
     kind: str | Sequence[str],
-    payloads: Iterable[dict[str, Any]],
+    payloads: Iterable[dict[str, Any] | None],
     *,
     max_ahead: int = 4096,
     affinity: Callable[[dict[str, Any]], str] | None = None,
@@ -467,7 +467,9 @@ def map_pools(
     ``pools``). ``kind`` is one job kind for every pool, or one per pool (e.g. the full trace
     from the first hash seed and only its digest from the second). ``max_ahead`` bounds how far
     dispatch runs ahead of the oldest unfinished payload. Payloads are read lazily and must be
-    plain data (what ``marshal`` carries).
+    plain data (what ``marshal`` carries). The iterator may yield None for "none yet": it is asked
+    again on the next turn, so it must yield None only while results it waits for are in flight
+    (the ``Executor``'s batches add jobs that way: ``factory.execute.batch``).
 
     ``affinity(payload)`` (e.g. the program's source) sends payloads with the same key to the
     same worker of each pool while that worker keeps up, so that per-program work cached in a
@@ -485,7 +487,7 @@ class _Loop:
         self,
         pools: Sequence[WorkerPool],
         kind: str | Sequence[str],
-        payloads: Iterable[dict[str, Any]],
+        payloads: Iterable[dict[str, Any] | None],
         max_ahead: int,
         affinity: Callable[[dict[str, Any]], str] | None = None,
     ) -> None:
@@ -584,6 +586,8 @@ class _Loop:
             payload = next(self.source)
         except StopIteration:
             self.exhausted = True
+            return False
+        if payload is None:  # none yet: the consumer adds more once it has taken results
             return False
         idx = self.next_in
         # Without a key, jobs are dealt out in turn (an idle worker takes others' jobs anyway).
