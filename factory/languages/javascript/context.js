@@ -53,7 +53,11 @@ const SETUP = new vm.Script(`(function (removed, limit) {
  * `maxOutputBytes` characters, and `printed(rewind)`: the characters printed so far (set to
  * `rewind` first when given). */
 function freshContext(maxOutputBytes) {
-  const context = vm.createContext(Object.create(null), CONTEXT_OPTIONS);
+  return setUp(vm.createContext(Object.create(null), CONTEXT_OPTIONS), maxOutputBytes);
+}
+
+/** `context` set up (again) for a program: SETUP run in it, its console's count from 0. */
+function setUp(context, maxOutputBytes) {
   const printed = SETUP.runInContext(context)(REMOVED, maxOutputBytes);
   return { context, printedTooMuch: () => printed() > maxOutputBytes, printed };
 }
@@ -75,7 +79,7 @@ class ContextSeries {
   next() {
     let current = this.current;
     if (current !== null && Reflect.ownKeys(current.global).length === this.names) {
-      current.printedTooMuch = SETUP.runInContext(current.context)(REMOVED, this.maxOutputBytes);
+      current = this.current = { ...setUp(current.context, this.maxOutputBytes), global: current.global };
     } else {
       current = this.current = freshContext(this.maxOutputBytes);
       current.global = vm.runInContext('globalThis', current.context);
