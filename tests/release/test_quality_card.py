@@ -35,7 +35,7 @@ def test_the_card_shows_the_quality_figures_per_tier(
     card = (tmp_path / "a" / "release" / "README.md").read_text()
     table = quality_rows(card)
     assert table["share of programs unless said"] == ["tier 1", "tier 4", "all"]  # the tiers released
-    quality = stats["quality"]
+    quality = stats["quality"]["python"]
     assert quality["random_inputs"] == 40 and quality["programs_without_pool"] == 0
     figures = quality["figures"]
     for label, key in (
@@ -56,7 +56,7 @@ def test_the_card_shows_the_quality_figures_per_tier(
 def test_without_pools_the_random_figures_are_not_measured(release: dict) -> None:
     table = quality_rows((release["dir"] / "README.md").read_text())
     assert set(table["input items solved by a random well-typed argument list"]) == {"–"}
-    assert release["stats"]["quality"]["programs_without_pool"] > 0
+    assert release["stats"]["quality"]["python"]["programs_without_pool"] > 0
     assert table["a trivial operation: constant-only, self or identity"][-1].endswith("%")
 
 

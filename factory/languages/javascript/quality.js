@@ -151,4 +151,55 @@ function ablationJob(payload) {
   return { status, changed: results, events: used };
 }
 
-module.exports = { arcsJob, ablationJob };
+/** Job kind `quality` (factory/quality/probe.py's, for the measurement of docs/quality.md): one
+ * program's `if` outcomes on its own `inputs` (per test of `tests`, [line, body line], whether
+ * the step after it was the body's first: [line, went true, went false]), its runs on the
+ * `random` argument lists (up to the first output that differs from the first one) and on each
+ * of `items` ([argument list, expected output text]). A random or item run is bounded by `budget`
+ * steps; after `max_slow` runs past it the rest are not run. Outputs are compared by their
+ * canonical text. `static` (the parent's facts: node has no tree-sitter) is handed back. */
+function qualityJob(payload) {
+  if (payload.refused) return drop(BAD_PROGRAM, payload.refused);
+  const { code, entry } = payload;
+  const body = new Map(payload.tests.map(([line, first]) => [line, first]));
+  const seen = new Map();
+  if (body.size) {
+    for (const args of payload.inputs) {
+      const result = arcsJob({ code, entry, args, tests: [...body.keys()], budget: null });
+      for (const [line, after] of result.arcs) {
+        if (!body.has(line)) continue;
+        if (!seen.has(line)) seen.set(line, [line, 0, 0]);
+        seen.get(line)[after === body.get(line) ? 1 : 2] = 1;
+      }
+    }
+  }
+  let slow = 0;
+  const run = (args) => {
+    if (slow >= payload.max_slow) return null;
+    const counted = new CountingRun(payload.budget);
+    const result = outcome({ code, entry, args }, counted);
+    if (counted.limitHit) slow += 1;
+    return result.status === OK ? result.output_repr : null;
+  };
+  const values = [];
+  for (const args of payload.random) {
+    const value = run(args);
+    if (value === null) continue;
+    values.push(value);
+    if (value !== values[0]) break; // not constant: the remaining draws cannot change that
+  }
+  const solved = payload.items.map(([args, expected]) => {
+    const value = run(args);
+    return value !== null && value === expected;
+  });
+  return {
+    status: OK,
+    static: payload.static,
+    tests: [...seen.keys()].sort((a, b) => a - b).map((line) => seen.get(line)),
+    random_ok: values.length,
+    random_constant: values.every((v) => v === values[0]),
+    solved,
+  };
+}
+
+module.exports = { arcsJob, ablationJob, qualityJob };
