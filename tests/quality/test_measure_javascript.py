@@ -95,6 +95,7 @@ def test_a_javascript_pool_is_found_from_its_values() -> None:
         '["Map[string, number]"]': ['new Map([["a", 1]])'],
         '["object[number]"]': ['{"a": 1}', "{}"],
         '["number", "string"]': ['1, "a"', '2.5, "b"'],
+        '["array[pair[number, string]]"]': ['[[1, "a"], [2, "b"]]', "[]"],
     }
     index = PoolIndex(pools, shape_args)
     assert index.signature(["[4, 0.5]"]) == '["array[number]"]'
@@ -103,6 +104,7 @@ def test_a_javascript_pool_is_found_from_its_values() -> None:
     assert index.signature(['{"k": 3}']) == '["object[number]"]'
     assert index.signature(['7, "x"']) == '["number", "string"]'
     assert index.signature(['"x", 7']) is None
+    assert index.signature(['[[-1, "x"], [2, "then"]]']) == '["array[pair[number, string]]"]'
 
 
 def test_a_release_of_two_languages_is_measured_per_language() -> None:

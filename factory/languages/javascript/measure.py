@@ -17,6 +17,7 @@ from typing import Any
 from factory.languages.javascript import quality, runner, values
 from factory.languages.javascript.static import analyse
 from factory.quality.probe import MAX_SLOW, plain_facts
+from factory.quality.signature import shape_of
 
 #: Steps a random or item run may take: far above a released case's (the trace stage keeps runs
 #: of at most 2,000), so that only a run that runs away on a random input is stopped; a count, so
@@ -47,15 +48,17 @@ def quality_payload(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def stand_in(value: Any) -> Any:
-    """A Python value with the shape of a JavaScript one: a number is a float (one type), a
-    ``Set`` ``("Set", [items])``, a ``Map`` ``("Map", {key: value})`` (object stand-ins otherwise
-    would look alike); ``undefined`` and what cannot stand in (a Map with array keys) have no shape."""
+    """A Python value with the shape of a JavaScript one: a number is a float (one type), an
+    array of mixed types a tuple (a pair), a ``Set`` ``("Set", [items])``, a ``Map`` ``("Map",
+    {key: value})`` (object stand-ins otherwise would look alike); ``undefined`` and what cannot
+    stand in (a Map with array keys) have no shape."""
     if isinstance(value, bool) or isinstance(value, str) or value is None:
         return value
     if isinstance(value, (int, float)):
         return float(value)
     if isinstance(value, list):
-        return [stand_in(v) for v in value]
+        items = [stand_in(v) for v in value]
+        return items if shape_of(items) is not None else tuple(items)  # a pair [1, "a"]: a fixed tuple
     if isinstance(value, dict):
         return {k: stand_in(v) for k, v in value.items()}
     if isinstance(value, values.JsSet):
