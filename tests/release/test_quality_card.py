@@ -64,3 +64,23 @@ def test_a_missing_pools_folder_is_a_user_error(small_tasks: Path, tmp_path: Pat
     with pytest.raises(UserError, match="input folder not found"):
         assemble(small_tasks, tmp_path / "c", pools_dir=tmp_path / "no-pools")
     assert not (tmp_path / "c" / "release").exists()
+
+
+def test_the_card_has_a_quality_table_per_language() -> None:
+    from factory.quality.measure import summarize
+    from factory.release.card import _quality_section
+
+    def one(programs: int) -> dict:
+        figures = summarize([])
+        figures["all"]["programs"] = programs
+        return {"random_inputs": 40, "ablation_per_tier": 15, "programs_without_pool": 0, "figures": figures}
+
+    alone = _quality_section({"python": one(3)})
+    assert "###" not in alone and quality_rows(alone)["programs"] == ["3"]
+    both = _quality_section({"javascript": one(5), "python": one(3)})
+    assert both.index("### Python") < both.index("### JavaScript")  # Python's first, whatever the order
+    assert both.startswith(alone.split("| share of programs")[0])  # one intro
+    python, javascript = both.split("### JavaScript")
+    assert quality_rows(python)["programs"] == ["3"]
+    assert quality_rows("## Quality" + javascript)["programs"] == ["5"]
+    assert _quality_section(one(3)) == alone  # a summary from before the figures were per language
