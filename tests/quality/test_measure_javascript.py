@@ -121,3 +121,14 @@ def test_a_release_of_two_languages_is_measured_per_language() -> None:
     assert quality[JS]["figures"][ALL]["constant_output"] == 1.0
     assert quality["python"]["figures"][ALL]["constant_output"] == 0.0
     assert quality["python"]["figures"][ALL]["programs"] == 1 == quality[JS]["figures"][ALL]["programs"]
+
+
+def test_random_runs_that_run_away_are_stopped_by_their_step_budget() -> None:
+    # Loops forever when n > 5 (4 of the 40 argument lists, all drawn): each such run stops at
+    # RUN_STEPS steps, and after three of them the job runs no more (Python's MAX_SLOW).
+    source = "function f(n) {\n  let i = 0;\n  while (n > 5) {\n    i += 1;\n  }\n  return i;\n}\n"
+    program = Program("loop", 1, source, "f", ("1", "2"), ("number",), (("li", "0"),), language=JS)
+    [m] = measure([program], lambda p: [str(i) for i in range(-30, 10)], workers=1)
+    assert m.facts is not None and m.irrelevant is not None  # the job and the ablation answered
+    assert 2 <= m.random_ok < 36 and m.random_constant is True  # the runs that returned gave 0
+    assert m.solved == [False]  # skipped: three runs had overrun
