@@ -116,12 +116,13 @@ def programs_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[Program]:
 
 def ablation_sample(programs: Sequence[Program], per_tier: int | None) -> set[str]:
     """The keys of the programs to ablate: all (``per_tier`` None), else the first ``per_tier``
-    of each tier in the order of a hash of their key (a fixed sample, whatever else is released)."""
+    of each tier of each language in the order of a hash of their key (a fixed sample, whatever
+    else is released)."""
     if per_tier is None:
         return {p.key for p in programs}
     by_tier: dict[Any, list[Program]] = {}
     for p in programs:
-        by_tier.setdefault(p.tier, []).append(p)
+        by_tier.setdefault((p.language, p.tier), []).append(p)
     chosen: set[str] = set()
     for members in by_tier.values():
         members.sort(key=lambda p: hashlib.sha256(p.key.encode()).hexdigest())

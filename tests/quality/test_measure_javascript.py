@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from factory.languages.javascript.measure import shape_args
-from factory.quality.measure import ALL, Program, measure, release_quality, summarize
+from factory.quality.measure import ALL, Program, ablation_sample, measure, release_quality, summarize
 from factory.quality.signature import PoolIndex, args_shapes
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node (Node.js >= 20) is not on PATH")
@@ -132,3 +132,11 @@ def test_random_runs_that_run_away_are_stopped_by_their_step_budget() -> None:
     assert m.facts is not None and m.irrelevant is not None  # the job and the ablation answered
     assert 2 <= m.random_ok < 36 and m.random_constant is True  # the runs that returned gave 0
     assert m.solved == [False]  # skipped: three runs had overrun
+
+
+def test_the_ablation_sample_is_per_language_and_tier() -> None:
+    python = [Program(f"p{i}", 1, "", "f", ()) for i in range(4)]
+    javascript = [Program(f"j{i}", 1, "", "f", (), language=JS) for i in range(4)]
+    chosen = ablation_sample(python + javascript, 2)
+    assert len(chosen & {p.key for p in python}) == 2 and len(chosen & {p.key for p in javascript}) == 2
+    assert ablation_sample(python, 2) == chosen & {p.key for p in python}  # Python's as before
