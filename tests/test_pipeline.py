@@ -102,7 +102,7 @@ def test_two_languages_in_one_run(execverify: str, tmp_path: Path) -> None:
     release = tmp_path / "both" / "release"
     card = (release / "README.md").read_text()
     assert "## Items by language" in card and "`javascript`" in card
-    assert "quality figures below run the `python` rows only" in card
+    assert "Only the `python` rows are matched" in card and "### JavaScript" in card
     for language in ("python", "javascript"):
         rows = datasets.load_dataset(str(release), f"phase1-{language}", split="train")
         assert len(rows) > 0 and set(rows["language"]) == {language}

@@ -53,6 +53,15 @@ def read_pools(in_dir: str | Path, language: str = DEFAULT_LANGUAGE) -> dict[str
     }
 
 
+def pools_by_language(in_dir: str | Path) -> dict[str, dict[str, list[str]]]:
+    """Every language's pools that ``write_pools`` saved (language -> signature -> argument lists)."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for batch in iter_rows(in_dir):
+        for row in batch:
+            out.setdefault(language_of(row), {})[row["signature"]] = row["args"]
+    return out
+
+
 def signature_key(program: dict[str, Any]) -> str:
     """The pool key of a program: its tuple of parameter types, as JSON."""
     return json.dumps(tuple(t for _, t in json.loads(program["param_types"])))

@@ -288,6 +288,10 @@ class Language(ABC):
           stage, which imports Python's).
         - ``quality``: ``KINDS``, the job kinds ``arcs`` and ``ablation`` of the inputs stage's checks
           (``factory.quality.jobs``), for the runner facet's worker.
+        - ``measure``: what the quality figures (``factory.quality.measure``) run with: ``KINDS``
+          (``quality``, the probe job, and ``ablation``), ``WORKER`` (the worker spec, None for
+          Python's) and ``shape_args(text)``, an argument text's values as
+          ``factory.quality.signature`` shapes them (to find a program's pool).
 
         A language without the facet's module: UserError naming the language and the facet (one
         line, exit 2 on the command line). A language defined outside a package of its own (a

@@ -1,10 +1,12 @@
 """The quality figures of a set of programs, per tier and overall (docs/quality.md).
 
-A ``Program`` is one program with its own inputs (the arguments of its released cases), the
-output types of those cases, and its input-family items. ``measure`` runs one ``quality`` job per
-program (``factory.quality.probe``: static facts, ``if`` outcomes on the own inputs, 40 random
-well-typed inputs, one random argument list per input item) and the iterative ablation of
-``factory.quality.ablation`` on the programs chosen for it, all in one trusted worker pool;
+A ``Program`` is one program, in its ``language``, with its own inputs (the arguments of its
+released cases), the output types of those cases, and its input-family items. ``measure`` runs
+one ``quality`` job per program (``factory.quality.probe``: static facts, ``if`` outcomes on the
+own inputs, 40 random well-typed inputs, one random argument list per input item) and the
+iterative ablation of ``factory.quality.ablation`` on the programs chosen for it, in one trusted
+worker pool per language, with the kinds and worker of the language's ``measure`` facet
+(JavaScript's: the same job on the node worker, ``factory.languages.javascript.measure``);
 ``summarize`` turns the per-program ``Measured`` into the figures. Random draws are seeded by the
 program's key (and an item's id), so the figures are the same on every run.
 """
@@ -20,11 +22,11 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from factory import languages
 from factory.errors import UserError
-from factory.literals import parse_args
-from factory.quality import jobs, probe
 from factory.quality.ablation import irrelevant_statements_many
-from factory.quality.signature import PoolIndex
+from factory.quality.probe import KIND
+from factory.quality.signature import ArgsParser, PoolIndex
 from factory.quality.static import KINDS as TRIVIAL_KINDS
 from factory.quality.static import StaticFacts, TrivialOp
 from factory.sandbox.trusted.pool import WorkerPool
@@ -32,8 +34,6 @@ from factory.sandbox.trusted.pool import WorkerPool
 RANDOM_INPUTS = 40
 FOUR_LETTERS = re.compile(r"[A-Za-z]{4}")
 ALL = "all"
-#: The pool's kinds: the ablation's and the measurement's own.
-KINDS = {**jobs.KINDS, **probe.KINDS}
 #: The most CPU seconds one program's ``quality`` job may take: a job takes a few milliseconds,
 #: and a random input that makes a program run away is stopped by its own timer
 #: (``probe.RUN_CPU_S``, at most ``probe.MAX_SLOW`` times); this is only a backstop above the
@@ -50,7 +50,8 @@ MEMORY_MB = 64
 class Program:
     """One program to measure: ``key`` (its id), ``tier`` (None for a benchmark), its own
     ``inputs`` (argument texts), the ``output_types`` of its cases and its input ``items``
-    (item id, output literal text); ``eval_args``: argument texts are expressions."""
+    (item id, output literal text); ``eval_args``: argument texts are expressions; ``language``:
+    the registry name of its language."""
 
     key: str
     tier: int | None
@@ -60,6 +61,7 @@ class Program:
     output_types: tuple[str, ...] = ()
     items: tuple[tuple[str, str], ...] = ()
     eval_args: bool = False
+    language: str = "python"
 
 
 @dataclass
@@ -80,7 +82,8 @@ class Measured:
 
 def programs_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[Program]:
     """The programs of released item rows (``program_id``, ``source``, ``entry``, ``tier``,
-    ``args``, ``family``, ``task_id``, ``output_repr``, ``output_type``), in program-id order:
+    ``args``, ``family``, ``task_id``, ``output_repr``, ``output_type``; ``language`` when
+    present, else Python), in program-id order:
     a program's inputs are the distinct ``args`` of its rows, its cases' output types one per
     input, its items the rows of the ``input`` family."""
     grouped: dict[str, dict[str, Any]] = {}
@@ -105,6 +108,7 @@ def programs_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[Program]:
                 inputs=tuple(sorted(cases)),
                 output_types=tuple(cases[a] for a in sorted(cases) if cases[a]),
                 items=tuple(sorted(set(entry["items"]))),
+                language=row.get("language") or "python",
             )
         )
     return programs
@@ -112,12 +116,13 @@ def programs_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[Program]:
 
 def ablation_sample(programs: Sequence[Program], per_tier: int | None) -> set[str]:
     """The keys of the programs to ablate: all (``per_tier`` None), else the first ``per_tier``
-    of each tier in the order of a hash of their key (a fixed sample, whatever else is released)."""
+    of each tier of each language in the order of a hash of their key (a fixed sample, whatever
+    else is released)."""
     if per_tier is None:
         return {p.key for p in programs}
     by_tier: dict[Any, list[Program]] = {}
     for p in programs:
-        by_tier.setdefault(p.tier, []).append(p)
+        by_tier.setdefault((p.language, p.tier), []).append(p)
     chosen: set[str] = set()
     for members in by_tier.values():
         members.sort(key=lambda p: hashlib.sha256(p.key.encode()).hexdigest())
@@ -148,11 +153,29 @@ def measure(
     None for a program: its random-input figures are not measured); ``ablate`` the keys of the
     programs whose irrelevant statements are measured (None: all)."""
     measured = [Measured(p) for p in programs]
+    for language in sorted({p.language for p in programs}):
+        group = [m for m in measured if m.program.language == language]
+        _measure_language(language, group, pools, ablate, workers)
+    return measured
+
+
+def _measure_language(
+    language: str,
+    measured: Sequence[Measured],
+    pools: Callable[[Program], Sequence[str] | None] | None,
+    ablate: Collection[str] | None,
+    workers: int | None,
+) -> None:
+    """Measure the programs of one language, in one pool of its ``measure`` facet's worker."""
+    lang = languages.language(language)
+    facet = lang.facet("measure")
     for m in measured:
-        m.strings, m.four_letter_strings = _string_counts(m.program)
+        m.strings, m.four_letter_strings = _string_counts(m.program, lang.parse_args)
     # A generator: the pool reads the payloads as it needs them, so drawing overlaps the runs.
-    payloads = (_payload(p, pools(p) if pools else None) for p in programs)
-    with WorkerPool(workers=workers, timeout_s=JOB_TIMEOUT_S, memory_mb=MEMORY_MB, kinds=KINDS) as pool:
+    payloads = (_payload(m.program, pools(m.program) if pools else None) for m in measured)
+    with WorkerPool(
+        workers=workers, timeout_s=JOB_TIMEOUT_S, memory_mb=MEMORY_MB, kinds=facet.KINDS, worker=facet.WORKER
+    ) as pool:
         for m, (payload, result) in zip(measured, _with_payloads(pool, payloads), strict=True):
             _read_probe(m, payload, result)
         # The ablation runs literal arguments only: a program whose inputs are expressions (a few
@@ -162,17 +185,17 @@ def measure(
             for m in measured
             if m.facts is not None
             and (ablate is None or m.program.key in ablate)
-            and _literal_inputs(m.program)
+            and _literal_inputs(m.program, lang.parse_args)
         ]
         removed = irrelevant_statements_many(
             [(m.program.source, m.program.entry, list(m.program.inputs)) for m in chosen],
             pool,
             iterative=True,
+            language=language,
         )
         for m, lines in zip(chosen, removed, strict=True):
             assert m.facts is not None  # chosen above
             m.irrelevant = m.facts.irrelevant_count(lines)
-    return measured
 
 
 def _with_payloads(
@@ -186,12 +209,12 @@ def _with_payloads(
             sent.append(payload)
             yield payload
 
-    for index, result in enumerate(pool.map(probe.KIND, keep())):
+    for index, result in enumerate(pool.map(KIND, keep())):
         yield sent[index], result
         sent[index] = {}  # answered: its draws are not needed again
 
 
-def _literal_inputs(program: Program) -> bool:
+def _literal_inputs(program: Program, parse_args: ArgsParser) -> bool:
     try:
         for text in program.inputs:
             parse_args(text)
@@ -236,7 +259,7 @@ def _read_probe(m: Measured, payload: dict[str, Any], result: dict[str, Any]) ->
     m.solved = list(result["solved"])
 
 
-def _string_counts(program: Program) -> tuple[int, int]:
+def _string_counts(program: Program, parse_args: ArgsParser) -> tuple[int, int]:
     """(string arguments, those with a run of four ASCII letters) of the program's own inputs:
     the arguments that are strings, not the strings inside a container argument (the share the
     issue and CRUXEval's figure count)."""
@@ -323,10 +346,8 @@ def _median(values: list[int]) -> float | None:
 
 # --- a release ------------------------------------------------------------------------------------
 
-#: The columns of a released item row that ``programs_from_rows`` reads.
-#: The language of the programs the figures run (the checks here are Python's; another language's
-#: released rows are left out of them).
-MEASURED_LANGUAGE = "python"
+#: The columns of a released item row that ``programs_from_rows`` reads (and ``language``, which
+#: a release of several languages has).
 RELEASE_COLUMNS = (
     "program_id",
     "source",
@@ -342,40 +363,51 @@ RELEASE_COLUMNS = (
 #: ablation costs about 12 ms a program on 2 cores: 40 a tier took 3 s of the stage's 9.6 s;
 #: bench/quality.py measures every program).
 STAGE_ABLATION_PER_TIER = 15
+#: A language's pools: signature -> argument lists (``factory.inputs.pools.read_pools``).
+Pools = Mapping[str, Sequence[str]]
+
+
+def pool_finder(
+    programs: Sequence[Program], pools: Mapping[str, Pools]
+) -> Callable[[Program], Sequence[str] | None]:
+    """A program's pool of random argument lists (``pools``: per language), found from its own
+    arguments (``factory.quality.signature``, on the values of its language's ``measure`` facet);
+    None when none fits."""
+    indexes = {
+        name: PoolIndex(pools[name], languages.language(name).facet("measure").shape_args)
+        for name in sorted({p.language for p in programs})
+        if pools.get(name)
+    }
+
+    def pool_of(program: Program) -> Sequence[str] | None:
+        index = indexes.get(program.language)
+        key = index.signature(program.inputs) if index else None
+        return None if key is None else pools[program.language][key]
+
+    return pool_of
 
 
 def release_quality(
     rows: Iterable[Mapping[str, Any]],
-    pools: Mapping[str, Sequence[str]] | None,
+    pools: Mapping[str, Pools] | None,
     *,
     ablation_per_tier: int | None = STAGE_ABLATION_PER_TIER,
     workers: int | None = None,
-) -> dict[str, Any]:
-    """The quality figures of released item rows (``RELEASE_COLUMNS``): per tier and overall,
-    with how they were measured. ``pools``: the inputs stage's (signature -> argument lists); a
-    program's pool is found from its arguments (``factory.quality.signature``); without pools
-    the random-input figures are None."""
+) -> dict[str, dict[str, Any]]:
+    """The quality figures of released item rows (``RELEASE_COLUMNS``, and ``language``), per
+    language: per tier and overall, with how they were measured. ``pools``: the inputs stage's,
+    per language; without them the random-input figures are None."""
     programs = programs_from_rows(rows)
-    index = PoolIndex(pools) if pools else None
-    unmatched = 0
-
-    def pool_of(program: Program) -> Sequence[str] | None:
-        nonlocal unmatched
-        key = index.signature(program.inputs) if index else None
-        if key is None or pools is None:
-            unmatched += 1
-            return None
-        return pools[key]
-
-    measured = measure(
-        programs,
-        pool_of if index else None,
-        ablate=ablation_sample(programs, ablation_per_tier),
-        workers=workers,
-    )
-    return {
-        "random_inputs": RANDOM_INPUTS if index else 0,
-        "ablation_per_tier": ablation_per_tier,
-        "programs_without_pool": unmatched if index else len(programs),
-        "figures": summarize(measured),
-    }
+    find = pool_finder(programs, pools) if pools else None
+    measured = measure(programs, find, ablate=ablation_sample(programs, ablation_per_tier), workers=workers)
+    out = {}
+    for language in sorted({p.language for p in programs}, key=lambda name: (name != "python", name)):
+        group = [m for m in measured if m.program.language == language]
+        pooled = bool(pools and pools.get(language))
+        out[language] = {
+            "random_inputs": RANDOM_INPUTS if pooled else 0,
+            "ablation_per_tier": ablation_per_tier,
+            "programs_without_pool": sum(1 for m in group if find is None or find(m.program) is None),
+            "figures": summarize(group),
+        }
+    return out

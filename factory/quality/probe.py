@@ -66,7 +66,7 @@ def quality_job(payload: dict[str, Any]) -> dict[str, Any]:
             solved.append(ok and strict_equal(value, _literal(expected)))
     return {
         "status": OK,
-        "static": None if facts is None else _plain(facts),
+        "static": None if facts is None else plain_facts(facts),
         "tests": tests,
         "random_ok": len(values),
         "random_constant": all(
@@ -147,7 +147,7 @@ def _test_outcomes(base: dict[str, Any], inputs: list[str], facts: StaticFacts |
     return [seen[line] for line in sorted(seen)]
 
 
-def _plain(facts: StaticFacts) -> dict[str, Any]:
+def plain_facts(facts: StaticFacts) -> dict[str, Any]:
     """``facts`` as marshal-able data (tuples, lists, dicts of plain values)."""
     data = asdict(facts)
     data["identifiers"] = sorted(facts.identifiers)

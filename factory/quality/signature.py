@@ -11,7 +11,7 @@ shape (``[1, 'a']``, ``None``) gives None. No type name is special-cased beyond 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from factory.errors import UserError
@@ -21,6 +21,9 @@ from factory.literals import canonical_repr, parse_args
 Shape = tuple[Any, ...]
 UNKNOWN: Shape = ("?",)
 _SCALARS = (bool, int, float, str, bytes)
+#: An argument text's values as ``shape_of`` reads them (a language's ``measure`` facet's
+#: ``shape_args``: Python's own values, another language's stand-ins); UserError when not literals.
+ArgsParser = Callable[[str], tuple[Any, ...]]
 #: How many of a pool's argument lists show its shapes.
 SHAPE_SAMPLE = 16
 
@@ -93,13 +96,13 @@ def _merged(shapes: Any) -> Shape | None:
     return out
 
 
-def args_shapes(texts: Sequence[str]) -> list[Shape | None] | None:
-    """Per parameter, the merged shape of the argument lists ``texts`` (one call each); None when
-    they are not literals or do not agree on the number of arguments."""
+def args_shapes(texts: Sequence[str], parse: ArgsParser = parse_args) -> list[Shape | None] | None:
+    """Per parameter, the merged shape of the argument lists ``texts`` (one call each, read by
+    ``parse``); None when they are not literals or do not agree on the number of arguments."""
     merged: list[Shape | None] | None = None
     for text in texts:
         try:
-            values = parse_args(text)
+            values = parse(text)
         except UserError:
             return None
         shapes = [shape_of(v) for v in values]
@@ -114,13 +117,14 @@ def args_shapes(texts: Sequence[str]) -> list[Shape | None] | None:
 
 class PoolIndex:
     """The shapes of each pool's arguments (signature -> argument lists, ``factory.inputs.pools``),
-    worked out once, to find a program's pool from its own arguments."""
+    worked out once, to find a program's pool from its own arguments (both read by ``parse``)."""
 
-    def __init__(self, pools: Mapping[str, Sequence[str]]) -> None:
+    def __init__(self, pools: Mapping[str, Sequence[str]], parse: ArgsParser = parse_args) -> None:
         self.pools = pools
+        self.parse = parse
         self.shapes: list[tuple[str, list[Shape | None]]] = []
         for key in sorted(pools):
-            have = args_shapes(list(pools[key][:SHAPE_SAMPLE]))
+            have = args_shapes(list(pools[key][:SHAPE_SAMPLE]), parse)
             if have is not None:
                 self.shapes.append((key, have))
 
@@ -128,7 +132,7 @@ class PoolIndex:
         """The key of the pool whose arguments have the shapes of ``inputs``; the first in sorted
         order when several do (``pair[int, int]`` and ``tuple[int]`` look alike), None when none
         does."""
-        wanted = args_shapes(inputs)
+        wanted = args_shapes(inputs, self.parse)
         if wanted is None or any(s is None for s in wanted):
             return None
         for key, have in self.shapes:

@@ -10,7 +10,6 @@ import pyarrow as pa
 import yaml
 
 from factory import languages
-from factory.quality.measure import MEASURED_LANGUAGE
 from factory.release.configs import ConfigSpec
 from factory.release.plots import _tiers_families
 from factory.release.splits import SPLITS
@@ -139,8 +138,30 @@ def quality_value(value: Any, what: str) -> str:
     return f"{value:,}"
 
 
-def _quality_section(quality: Mapping[str, Any]) -> str:
-    """The card's "Quality" section: the figures per tier and over all programs."""
+def _quality_section(by_language: Mapping[str, Any]) -> str:
+    """The card's "Quality" section: per language (one table each when there are several), the
+    figures per tier and over all programs."""
+    if "figures" in by_language:  # a summary of a release measured before the figures were per language
+        by_language = {"python": by_language}
+    out = [
+        "\n## Quality\n\n",
+        "What the programs are worth reasoning about, measured on the released programs run on their own "
+        "inputs (the arguments of their cases) and on random well-typed inputs drawn from the inputs "
+        "stage's pools. A statement is *irrelevant* when removing it leaves every output on the "
+        "program's own inputs unchanged (removed iteratively, each reduction re-run); a trivial "
+        "operation is judged on the syntax tree, never by name. `–`: nothing to measure.\n\n",
+    ]
+    names = sorted(by_language, key=lambda name: (name != "python", name))
+    for index, name in enumerate(names):
+        if len(names) > 1:
+            gap = "\n" if index else ""
+            out.append(f"{gap}### {languages.language(name).display_name}\n\n")
+        out.append(_quality_table(by_language[name]))
+    return "".join(out)
+
+
+def _quality_table(quality: Mapping[str, Any]) -> str:
+    """One language's quality table, its footnote and its output types."""
     figures = quality["figures"]
     groups = list(figures)
     head = ["share of programs unless said", *(f"tier {g}" if g != "all" else "all" for g in groups)]
@@ -155,16 +176,7 @@ def _quality_section(quality: Mapping[str, Any]) -> str:
         else f"a fixed sample of {per_tier} programs per tier (by a hash of `program_id`)"
     )
     types = figures["all"]["output_types"]
-    out = [
-        "\n## Quality\n\n",
-        "What the programs are worth reasoning about, measured on the released programs run on their own "
-        "inputs (the arguments of their cases) and on random well-typed inputs drawn from the inputs "
-        "stage's pools. A statement is *irrelevant* when removing it leaves every output on the "
-        "program's own inputs unchanged (removed iteratively, each reduction re-run); a trivial "
-        "operation is judged on the syntax tree, never by name. `–`: nothing to measure.\n\n",
-        _table(head, body),
-        f"\n¹ measured on {sample}.\n",
-    ]
+    out = [_table(head, body), f"\n¹ measured on {sample}.\n"]
     if types:
         shown = ", ".join(
             f"`{t}` {share:.0%}" for t, share in sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -212,8 +224,8 @@ def _language_section(language_family: Mapping[str, int]) -> str:
     )
     if len(names) > 1:
         intro += (
-            f"The quality figures below run the `{MEASURED_LANGUAGE}` rows only, and only they are "
-            "matched against the benchmarks (which are Python programs).\n\n"
+            "Only the `python` rows are matched against the benchmarks (which are Python programs); "
+            "the quality figures below are measured per language.\n\n"
         )
     return "\n## Items by language\n\n" + intro + _table(["language", *families, "all"], body)
 

@@ -25,11 +25,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from factory.errors import UserError
-from factory.inputs.pools import read_pools
+from factory.inputs.pools import pools_by_language
 from factory.io import ShardWriter, parse_json_object, replace_dir, shard_paths, temp_sibling
 from factory.params import AssembleParams
 from factory.progress import progress
-from factory.quality.measure import MEASURED_LANGUAGE, RELEASE_COLUMNS, release_quality
+from factory.quality.measure import RELEASE_COLUMNS, release_quality
 from factory.release import counts
 from factory.release.benchmarks import BenchmarkIndex
 from factory.release.card import render_card
@@ -119,12 +119,8 @@ def _write_input(
             for row in batch.select(TALLY_COLUMNS).filter(released).to_pylist():
                 tally.add(row)
         if kept is not None:
-            languages = batch.column("language").to_pylist() if "language" in batch.schema.names else None
-            rows = batch.select(list(RELEASE_COLUMNS)).filter(released).to_pylist()
-            if languages is not None:  # the figures run Python programs only
-                shown = [lang for lang, keep in zip(languages, released.to_pylist(), strict=True) if keep]
-                rows = [r for r, lang in zip(rows, shown, strict=True) if lang == MEASURED_LANGUAGE]
-            kept += rows
+            columns = [*RELEASE_COLUMNS, *(["language"] if "language" in batch.schema.names else [])]
+            kept += batch.select(columns).filter(released).to_pylist()
         advance(batch.num_rows)
 
 
@@ -151,7 +147,7 @@ def run_assemble_stage(
         raise UserError("--extra-input tasks: the name 'tasks' is the main input (--tasks)")
     inputs = {"tasks": Path(tasks_dir), **{k: Path(v) for k, v in (extra_inputs or {}).items()}}
     schemas = {name: _schema(d) for name, d in inputs.items()}
-    pools = read_pools(pools_dir, MEASURED_LANGUAGE) if pools_dir is not None else None  # missing: fail first
+    pools = pools_by_language(pools_dir) if pools_dir is not None else None  # missing: fail first
     difficulty = difficulty_provenance(Path(difficulty_stats) if difficulty_stats else None)
     index = BenchmarkIndex.build(
         params.benchmarks,

@@ -175,7 +175,7 @@ def test_release_quality_without_pools_leaves_the_random_figures_out() -> None:
         {"program_id": "p", "source": "def f(n):\n    return n + 1\n", "entry": "f", "tier": 1, "args": "2",
          "family": "input", "task_id": "t", "output_repr": "3", "output_type": "int"},
     ]  # fmt: skip
-    quality = release_quality(rows, None, workers=1)
+    quality = release_quality(rows, None, workers=1)["python"]
     assert quality["random_inputs"] == 0 and quality["programs_without_pool"] == 1
     figures = quality["figures"]["1"]
     assert figures["constant_output"] is None and figures["random_solves_input_item"] is None

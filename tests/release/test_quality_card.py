@@ -35,7 +35,7 @@ def test_the_card_shows_the_quality_figures_per_tier(
     card = (tmp_path / "a" / "release" / "README.md").read_text()
     table = quality_rows(card)
     assert table["share of programs unless said"] == ["tier 1", "tier 4", "all"]  # the tiers released
-    quality = stats["quality"]
+    quality = stats["quality"]["python"]
     assert quality["random_inputs"] == 40 and quality["programs_without_pool"] == 0
     figures = quality["figures"]
     for label, key in (
@@ -56,7 +56,7 @@ def test_the_card_shows_the_quality_figures_per_tier(
 def test_without_pools_the_random_figures_are_not_measured(release: dict) -> None:
     table = quality_rows((release["dir"] / "README.md").read_text())
     assert set(table["input items solved by a random well-typed argument list"]) == {"–"}
-    assert release["stats"]["quality"]["programs_without_pool"] > 0
+    assert release["stats"]["quality"]["python"]["programs_without_pool"] > 0
     assert table["a trivial operation: constant-only, self or identity"][-1].endswith("%")
 
 
@@ -64,3 +64,23 @@ def test_a_missing_pools_folder_is_a_user_error(small_tasks: Path, tmp_path: Pat
     with pytest.raises(UserError, match="input folder not found"):
         assemble(small_tasks, tmp_path / "c", pools_dir=tmp_path / "no-pools")
     assert not (tmp_path / "c" / "release").exists()
+
+
+def test_the_card_has_a_quality_table_per_language() -> None:
+    from factory.quality.measure import summarize
+    from factory.release.card import _quality_section
+
+    def one(programs: int) -> dict:
+        figures = summarize([])
+        figures["all"]["programs"] = programs
+        return {"random_inputs": 40, "ablation_per_tier": 15, "programs_without_pool": 0, "figures": figures}
+
+    alone = _quality_section({"python": one(3)})
+    assert "###" not in alone and quality_rows(alone)["programs"] == ["3"]
+    both = _quality_section({"javascript": one(5), "python": one(3)})
+    assert both.index("### Python") < both.index("### JavaScript")  # Python's first, whatever the order
+    assert both.startswith(alone.split("| share of programs")[0])  # one intro
+    python, javascript = both.split("### JavaScript")
+    assert quality_rows(python)["programs"] == ["3"]
+    assert quality_rows("## Quality" + javascript)["programs"] == ["5"]
+    assert _quality_section(one(3)) == alone  # a summary from before the figures were per language

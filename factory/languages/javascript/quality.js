@@ -81,9 +81,9 @@ function outcome(payload, run, contexts = null) {
   return describe(call.output);
 }
 
-// The arcs jobs' runs (the inputs stage's candidates, a dozen a program) share contexts as an
-// ablation job's runs do, across jobs.
-const ARCS_CONTEXTS = new ContextSeries(MAX_OUTPUT_BYTES);
+// The runs of the arcs jobs (the inputs stage's candidates, a dozen a program) and of the quality
+// jobs (40 random runs a program) share contexts as an ablation job's runs do, across jobs.
+const SHARED_CONTEXTS = new ContextSeries(MAX_OUTPUT_BYTES);
 
 /** Job kind `arcs`: the `run` job's result plus `lines` (the sorted lines stepped), `arcs`
  * (sorted [line, next line] pairs; next line 0: the frame returned or threw after the line), and
@@ -95,7 +95,7 @@ function arcsJob(payload) {
   const arcs = new Set();
   const tests = payload.tests;
   const run = new CountingRun(payload.budget ?? null, arcs, tests == null ? null : new Set(tests));
-  const result = outcome(payload, run, ARCS_CONTEXTS);
+  const result = outcome(payload, run, SHARED_CONTEXTS);
   run.returns();
   result.lines = [...run.steppedLines].sort((a, b) => a - b);
   result.arcs = [...arcs].sort((a, b) => a - b).map((arc) => [Math.floor(arc / LINE_BASE), arc % LINE_BASE]);
@@ -156,4 +156,55 @@ function ablationJob(payload) {
   return { status, changed: results, events: used };
 }
 
-module.exports = { arcsJob, ablationJob };
+/** Job kind `quality` (factory/quality/probe.py's, for the measurement of docs/quality.md): one
+ * program's `if` outcomes on its own `inputs` (per test of `tests`, [line, body line], whether
+ * the step after it was the body's first: [line, went true, went false]), its runs on the
+ * `random` argument lists (up to the first output that differs from the first one) and on each
+ * of `items` ([argument list, expected output text]). A random or item run is bounded by `budget`
+ * steps; after `max_slow` runs past it the rest are not run. Outputs are compared by their
+ * canonical text. `static` (the parent's facts: node has no tree-sitter) is handed back. */
+function qualityJob(payload) {
+  if (payload.refused) return drop(BAD_PROGRAM, payload.refused);
+  const { code, entry } = payload;
+  const body = new Map(payload.tests.map(([line, first]) => [line, first]));
+  const seen = new Map();
+  if (body.size) {
+    for (const args of payload.inputs) {
+      const result = arcsJob({ code, entry, args, tests: [...body.keys()], budget: null });
+      for (const [line, after] of result.arcs) {
+        if (!body.has(line)) continue;
+        if (!seen.has(line)) seen.set(line, [line, 0, 0]);
+        seen.get(line)[after === body.get(line) ? 1 : 2] = 1;
+      }
+    }
+  }
+  let slow = 0;
+  const run = (args) => {
+    if (slow >= payload.max_slow) return null;
+    const counted = new CountingRun(payload.budget);
+    const result = outcome({ code, entry, args }, counted, SHARED_CONTEXTS);
+    if (counted.limitHit) slow += 1;
+    return result.status === OK ? result.output_repr : null;
+  };
+  const values = [];
+  for (const args of payload.random) {
+    const value = run(args);
+    if (value === null) continue;
+    values.push(value);
+    if (value !== values[0]) break; // not constant: the remaining draws cannot change that
+  }
+  const solved = payload.items.map(([args, expected]) => {
+    const value = run(args);
+    return value !== null && value === expected;
+  });
+  return {
+    status: OK,
+    static: payload.static,
+    tests: [...seen.keys()].sort((a, b) => a - b).map((line) => seen.get(line)),
+    random_ok: values.length,
+    random_constant: values.every((v) => v === values[0]),
+    solved,
+  };
+}
+
+module.exports = { arcsJob, ablationJob, qualityJob };
