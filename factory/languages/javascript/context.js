@@ -62,8 +62,8 @@ function setUp(context, maxOutputBytes) {
   return { context, printedTooMuch: () => printed() > maxOutputBytes, printed };
 }
 
-/** The contexts of a series of calls of trusted programs (the quality jobs' runs of one program and
- * of its variants), `next()` giving each call's: a context serves the next call too while the
+/** The contexts of a series of calls of trusted programs (quality.js: an ablation job's runs of a
+ * program and its variants; a worker's `arcs` and `quality` runs), `next()` giving each call's: a context serves the next call too while the
  * calls before left its global object with the names it had (a sloppy-mode assignment to an
  * undeclared name adds one: the next call gets a fresh context), with a new console count. What a
  * program declares lives in its instrumented wrapper's scope (instrument.py), so a call sees
