@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 from hypothesis import given, settings
@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 
 from factory.contracts import program_id
 from factory.grammar.loader import load_grammar
+from factory.grammar.model import Grammar
 from factory.languages.javascript import values as js_values
 from factory.languages.tree import text, walk
 from factory.synth.check import check_program
-from factory.synth.generator import GenerationFailed, generate_program
+from factory.synth.generator import GenerationFailed, Program, generate_program
 from factory.synth.stage import synthesize_one
 from factory.synth.tiers import TIERS
 
@@ -367,6 +368,16 @@ def test_a_set_update_takes_its_operand_from_outside_the_set() -> None:
     assert 0.4 < from_inputs / updates < 0.9
 
 
+def _generated(grammar: Grammar, target: str, tiers: Callable[[int], int], seeds: int) -> Iterator[Program]:
+    """The programs ``generate_program`` makes for ``target`` with seeds ``0..seeds-1`` (tier
+    ``tiers(seed)``), those it fails to make left out."""
+    for seed in range(seeds):
+        try:
+            yield generate_program(grammar, target, tiers(seed), random.Random(seed))
+        except GenerationFailed:
+            continue
+
+
 def _branch_reads_python(source: str) -> list[str]:
     """The conditional expressions of ``source`` whose test is a variable that a branch reads."""
     return [
@@ -407,52 +418,34 @@ def test_a_branch_never_reads_its_tests_variable(folder: str, reads: Callable[[s
     grammar = load_grammar(folder)
     target = next(t for t in grammar.targets() if t.endswith(".choose"))
     made = 0
-    for seed in range(60):
-        try:
-            program = generate_program(grammar, target, 1 + seed % 6, random.Random(seed))
-        except GenerationFailed:
-            continue
+    for program in _generated(grammar, target, lambda seed: 1 + seed % 6, 60):
         made += 1
         assert reads(program.source) == [], program.source
     assert made >= 30
 
 
-def _loops_over_a_character(source: str, strings: set[str]) -> list[str]:
-    """Loops over the loop variable of a loop over a string (one character: one step)."""
+def _character_loops(source: str, strings: set[str]) -> tuple[set[str], list[str]]:
+    """(the variables of loops over the strings ``strings``, the loops over one of those
+    variables: one character, one step)."""
+    loops = [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.For)]
     characters = {
         node.target.id
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.For)
-        and isinstance(node.target, ast.Name)
-        and isinstance(node.iter, ast.Name)
-        and node.iter.id in strings
+        for node in loops
+        if isinstance(node.target, ast.Name) and isinstance(node.iter, ast.Name) and node.iter.id in strings
     }
-    return [
+    inner = [
         ast.unparse(node).splitlines()[0]
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.For) and isinstance(node.iter, ast.Name) and node.iter.id in characters
+        for node in loops
+        if isinstance(node.iter, ast.Name) and node.iter.id in characters
     ]
-
-
-def _loop_names(source: str) -> set[str]:
-    return {
-        n.target.id
-        for n in ast.walk(ast.parse(source))
-        if isinstance(n, ast.For) and isinstance(n.target, ast.Name)
-    }
+    return characters, inner
 
 
 def test_a_loop_never_iterates_one_character() -> None:
     """``for word in line: for ch in word:``, ``word`` one character of the string ``line``."""
     outer = 0
-    for seed in range(150):
-        try:
-            program = generate_program(GRAMMAR, "str.upper", 3 + seed % 4, random.Random(seed))
-        except GenerationFailed:
-            continue
-        strings = {name for name, t in program.params if t == "str"}
-        outer += any(
-            f"for {w} in {name}:" in program.source for name in strings for w in _loop_names(program.source)
-        )
-        assert _loops_over_a_character(program.source, strings) == [], program.source
+    for program in _generated(GRAMMAR, "str.upper", lambda seed: 3 + seed % 4, 150):
+        characters, inner = _character_loops(program.source, {n for n, t in program.params if t == "str"})
+        outer += bool(characters)
+        assert inner == [], program.source
     assert outer >= 50  # programs that loop over a string (80 of 150 when written)
