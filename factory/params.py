@@ -61,7 +61,7 @@ class SynthesizeParams(_Section):
         return v
 
 
-INPUT_CHECKS = ("constant_output", "one_sided_branch", "irrelevant_statement")
+INPUT_CHECKS = ("constant_output", "one_sided_branch", "irrelevant_statement", "irrelevant_test")
 
 
 class InputsParams(_Section):

@@ -115,6 +115,7 @@ class _Judged:
     chosen: tuple[int, ...] = ()
     others: tuple[int, ...] = ()
     variants: tuple[tuple[int, str], ...] = ()
+    flips: int = 0  # how many of the variants, at the end, negate a test (``irrelevant_test``)
     drop: str | None = None
     ablation: str | None = None  # the status of its ablation job, when one ran
 
@@ -152,15 +153,17 @@ def _first_checks(
         chosen = two_sided
     judged.chosen = chosen
     judged.others = tuple(i for i in order if i not in chosen)
-    if checks.IRRELEVANT_STATEMENT in enabled:
-        judged.variants = tuple(analysis.removal_variants(program["source"]))
+    removals = analysis.removal_variants(program["source"]) if checks.IRRELEVANT_STATEMENT in enabled else []
+    flips = analysis.negated_tests(program["source"]) if checks.IRRELEVANT_TEST in enabled else []
+    judged.variants, judged.flips = (*removals, *flips), len(flips)
     return judged
 
 
 def _ablate(pool: WorkerPool, batch: list[dict[str, Any]], judged: list[_Judged], one_sided: bool) -> None:
-    """The ``irrelevant_statement`` check of every program of the batch with variants (one
-    ``ablation`` job each): keep the choice, swap one in, or drop the program. Each job's status
-    goes in ``ablation`` (``incomplete`` or a failure: some statements were not tried, hence kept)."""
+    """The ``irrelevant_statement`` and ``irrelevant_test`` checks of every program of the batch
+    with variants (one ``ablation`` job each): keep the choice, swap one in, or drop the program.
+    Each job's status goes in ``ablation`` (``incomplete`` or a failure: some variants were not
+    tried, hence their statements and tests kept)."""
     todo = [(program, j) for program, j in zip(batch, judged, strict=True) if j.drop is None and j.variants]
     payloads = [
         ablation_payload(
@@ -176,9 +179,10 @@ def _ablate(pool: WorkerPool, batch: list[dict[str, Any]], judged: list[_Judged]
     for (_, j), result in zip(todo, pool.map(ABLATION, payloads), strict=True):
         j.ablation = result["status"]
         tests = j.tests if one_sided else frozenset()
-        choice = checks.relevant_choice(j.runs, tests, j.chosen, j.others, ablation_of(j.variants, result))
+        ablation = ablation_of(j.variants, result)
+        choice = checks.relevant_choice(j.runs, tests, j.chosen, j.others, ablation)
         if choice is None:
-            j.drop = checks.IRRELEVANT_STATEMENT
+            j.drop = checks.irrelevant_reason(ablation, j.flips)
         else:
             j.chosen = choice
 
@@ -298,7 +302,7 @@ def _check(
                 program, candidates, runs, frozenset(lines), params.per_program, enabled, analysis
             )
             judged.append(j)
-        if checks.IRRELEVANT_STATEMENT in enabled:
+        if enabled & {checks.IRRELEVANT_STATEMENT, checks.IRRELEVANT_TEST}:
             two_way = checks.ONE_SIDED_BRANCH in enabled and params.per_program >= 2
             _ablate(ablation_pool, batch, judged, two_way)
         for program, j, ran in zip(batch, judged, statuses, strict=True):

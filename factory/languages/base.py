@@ -134,6 +134,12 @@ class Analysis(Protocol):
         every other line where it was (the quality checks run these variants)."""
         ...
 
+    def negated_tests(self, source: str) -> Sequence[tuple[int, str]]:
+        """(first line, source) per two-way test on one line (those of ``branch_tests``), in source
+        order: the program with that test negated, every line where it was (the
+        ``irrelevant_test`` check runs these variants)."""
+        ...
+
 
 #: An answer's expected value that is not a literal (``Assertion.expected``).
 NO_VALUE: Any = object()

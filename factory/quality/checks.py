@@ -8,7 +8,9 @@ at line L has an outcome per different line that followed L. The checks, each a 
 - ``one_sided_branch``: no choice of the kept inputs lets every ``if`` test they reach go both
   ways;
 - ``irrelevant_statement``: a statement whose removal changes the outcome on no candidate, or on
-  none that a valid choice of the kept inputs can include (``factory.quality.ablation``).
+  none that a valid choice of the kept inputs can include (``factory.quality.ablation``);
+- ``irrelevant_test``: the same for an ``if`` test negated (every outcome of it flipped): a test
+  that decides nothing, as when its branches do the same work (``data += xs`` / ``data = data + xs``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from factory.quality.ablation import Ablation
 CONSTANT_OUTPUT = "constant_output"
 ONE_SIDED_BRANCH = "one_sided_branch"
 IRRELEVANT_STATEMENT = "irrelevant_statement"
+IRRELEVANT_TEST = "irrelevant_test"
 #: The most choices of the kept inputs a search looks at (combinations, in preference order).
 MAX_CHOICES = 4096
 
@@ -120,3 +123,13 @@ def relevant_choice(
         return all(h & picked for h in needed) and not one_sided([runs[i] for i in choice], tests)
 
     return search([*chosen, *others], len(chosen), valid)
+
+
+def irrelevant_reason(ablation: Ablation, flips: int) -> str:
+    """The drop reason of a program ``relevant_choice`` found no choice for, whose last ``flips``
+    variants negate a test: ``irrelevant_test`` when only a negated test changed no outcome."""
+    empty = {v for v, hits in enumerate(ablation.changed) if hits is not None and not hits}
+    first_flip = len(ablation.changed) - flips
+    if empty and all(v >= first_flip for v in empty):
+        return IRRELEVANT_TEST
+    return IRRELEVANT_STATEMENT

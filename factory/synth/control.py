@@ -149,16 +149,37 @@ class ControlFlow:
     ) -> n.If:
         """``if``, ``if_else`` or ``if_elif_else``: the first body reaches the construct's nesting,
         the ``elif`` and ``else`` bodies are one level deep; each ends by updating ``target``."""
+        s = self.s
+        # A branch runs instead of the ones before it: it sees the copies they changed unchanged
+        # (``clone | xs`` in an ``else`` is ``xs | xs`` there); after the ``if``, none is known.
+        copies = {v.name: v.copy_of for v in s.scope if v.copy_of}
+        changed: set[str] = set()
+
+        def alternative() -> None:
+            for v in s.scope:
+                if v.name in copies and v.copy_of != copies[v.name]:
+                    changed.add(v.name)
+                    v.copy_of = copies[v.name]
+
         test = self.condition()
         counts["target"] += test.target_uses
         counts["other"] += test.other_uses
         node = n.If(n.Code(test.code, test.reads), inner())
+        alternative()
         if kind == "if_elif_else":
             test2 = self.condition()
             counts["other"] += test2.other_uses
             counts["target"] += test2.target_uses
             elif_body = self.statements.branch(depth + 1, depth + 1, self.s.rng.randint(1, 2), counts, target)
             node.elifs.append((n.Code(test2.code, test2.reads), elif_body))
+            alternative()
         if kind in ("if_else", "if_elif_else"):
             node.orelse = self.statements.branch(depth + 1, depth + 1, 1, counts, target)
+            alternative()
+        for v in s.scope:
+            if v.name in changed:
+                v.copy_of = ""
+        bodies = [node.body, *(body for _, body in node.elifs), *([node.orelse] if node.orelse else [])]
+        if any(a == b for i, a in enumerate(bodies) for b in bodies[i + 1 :]):
+            raise GenerationFailed("two branches do the same")  # the test decides nothing
         return node

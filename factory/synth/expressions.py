@@ -35,6 +35,9 @@ class Expr:
     op: str = ""  # the outermost operation (a variable: the one that computed it; "": a constant)
     operands: frozenset[str] = frozenset()  # ``op`` idempotent: its operands' code, expanded
     made_with: tuple[str, ...] = ()  # ``op`` stable: its arguments' code
+    # The variable whose unchanged value it equals: a variable holding a copy (``Var.copy_of``),
+    # or a copy of a variable (``xs.copy()``, ``xs[:]``: ``xs``).
+    copy_of: str = ""
 
 
 class Expressions:
@@ -135,6 +138,7 @@ class Expressions:
             op=var.made_by,
             operands=var.operands,
             made_with=var.made_with,
+            copy_of=var.copy_of,
         )
 
     def anchored(self, candidates: Options) -> list[tuple[Operation, dict, Var]]:
@@ -187,13 +191,14 @@ class Expressions:
                 op=receiver.made_by,
                 operands=receiver.operands,
                 made_with=receiver.made_with,
+                copy_of=receiver.copy_of,
             )
         else:
             recv = self.expr(recv_type, budget, nest_target=is_target and s.rng.random() < 0.6)
         parts = {"recv": recv}
         self._placeholder_len = {"recv": recv.min_len}
         self._parts = parts
-        avoid, self.avoid = self.avoid, self.avoid | recv.reads
+        avoid, self.avoid = self.avoid, self.avoid | recv.reads | _copies_of(s.scope, recv)
         try:
             self._fill_args(op, binding, budget, is_target, parts)
         finally:
@@ -249,6 +254,7 @@ class Expressions:
             op=op.op_id,
             operands=operands,
             made_with=made_with,
+            copy_of=(recv.copy_of or recv.code) if op.copies and _is_variable(recv) else "",
         )
 
     def _fill_args(
@@ -338,6 +344,20 @@ def _copying_ops(grammar: Grammar) -> frozenset[str]:
     return found
 
 
+def _is_variable(e: Expr) -> bool:
+    """Whether ``e`` is a bare variable."""
+    return len(e.reads) == 1 and e.code in e.reads
+
+
+def _copies_of(scope: list[Var], recv: Expr) -> frozenset[str]:
+    """The variables that hold the same unchanged value as the bare variable ``recv`` (what it
+    copies, and the other copies of that), else none."""
+    if not _is_variable(recv):
+        return frozenset()
+    root = recv.copy_of or recv.code
+    return frozenset(v.name for v in scope if v.name == root or v.copy_of == root)
+
+
 def _operands(op: Operation, parts: dict[str, Expr]) -> frozenset[str]:
     """The operands of a use of the idempotent ``op``, each expanded when it is itself a use of
     ``op`` (also through a variable); refuses a use where two share one (``a & (a & b)``)."""
@@ -366,7 +386,8 @@ def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
             raise GenerationFailed(f"{op.op_id}: applied to its own result")
         return
     constants = [e for e in parts.values() if not e.reads]  # in one pass: what reads no variable
-    read_sets = [e.reads for e in parts.values() if e.reads]
+    # A variable holding an unchanged copy reads as what it copies (``clone | xs`` is ``xs | xs``).
+    read_sets = [frozenset((e.copy_of,)) if e.copy_of else e.reads for e in parts.values() if e.reads]
     if not read_sets:
         raise GenerationFailed(f"{op.op_id}: only constants")
     if op.returns is not None and op.returns.name == language(grammar.language).core_types.boolean:
@@ -379,7 +400,7 @@ def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
     if len(read_sets) != len(set(read_sets)):
         # Two operands over the same variables: no work when they are the same code or one is a
         # copy (``x != x``, ``xs == xs.copy()``); a real test otherwise (``s == s.lower()``).
-        codes = [e.code for e in parts.values() if e.reads]
+        codes = [e.copy_of or e.code for e in parts.values() if e.reads]
         if len(codes) != len(set(codes)) or any(e.op in _copying_ops(grammar) for e in parts.values()):
             raise GenerationFailed(f"{op.op_id}: the same variable twice")
     if not op.args and parts["recv"].op == op.op_id:

@@ -35,6 +35,9 @@ class Var:
     # One element of a value whose elements have its own type (a character of a string, bound by a
     # loop over it): a loop over it would run once.
     one_element: bool = False
+    # The variable whose value it holds a copy of (``clone = xs.copy()``: ``xs``) while neither
+    # has changed since: ``clone | xs`` is ``xs | xs``.
+    copy_of: str = ""
 
 
 class ScopePairs:
@@ -133,7 +136,7 @@ class BuildState:
 
     def snapshot(self) -> tuple:
         """What a failed statement must not leave behind (``restore``)."""
-        flags = [(v, v.pending, v.min_len, v.unread_start) for v in self.scope]
+        flags = [(v, v.pending, v.min_len, v.unread_start, v.copy_of) for v in self.scope]
         return (
             list(self.scope),
             flags,
@@ -152,8 +155,8 @@ class BuildState:
             set(imports),
         )
         self.computed = dict(computed)
-        for v, pending, min_len, unread_start in flags:
-            v.pending, v.min_len, v.unread_start = pending, min_len, unread_start
+        for v, pending, min_len, unread_start, copy_of in flags:
+            v.pending, v.min_len, v.unread_start, v.copy_of = pending, min_len, unread_start, copy_of
 
     def pending_names(self) -> frozenset[str]:
         """Variables in scope whose value no statement has read yet."""
@@ -165,7 +168,9 @@ class BuildState:
             if v.name in reads:
                 v.pending = False
             if v.name in writes:
-                v.pending, v.unread_start = True, False
+                v.pending, v.unread_start, v.copy_of = True, False, ""
+            elif v.copy_of in writes:
+                v.copy_of = ""  # what it copied has changed
         if writes:  # what was computed from a changed variable is new again
             self.computed = {code: r for code, r in self.computed.items() if not r & writes}
 

@@ -118,6 +118,8 @@ class Statements:
                 stmt = n.ExprStatement(code)
             written = receiver.name
         elif update is not None:
+            if e.copy_of and e.copy_of == (update.copy_of or update.name):
+                raise GenerationFailed(f"{update.name} set to a copy of its own value")  # no work
             stmt, written = n.Assign(update.name, n.Code(e.code, e.reads, e.writes)), update.name
             update.min_len = e.min_len
         else:
@@ -133,6 +135,7 @@ class Statements:
                 v.made_by = "" if op.mutates or op.statement else op.op_id
                 v.operands = frozenset() if op.mutates or op.statement else e.operands
                 v.made_with = () if op.mutates or op.statement else e.made_with
+                v.copy_of = "" if op.mutates or op.statement else e.copy_of
         s.note_result(written)
         return stmt, e, receiver if op.resets else None
 
@@ -285,7 +288,12 @@ class Statements:
         """The variable an assignment binds: one it read, of the same type (``text = text.strip()``),
         or a new one named by the operation's role."""
         s = self.s
-        reuse = [v for v in s.scope if v.type == e.type and not v.frozen and v.name in e.reads]
+        reuse = [
+            v
+            for v in s.scope
+            if v.type == e.type and not v.frozen and v.name in e.reads
+            and not (e.copy_of and (v.copy_of or v.name) == e.copy_of)  # ``xs = xs.copy()``: no work
+        ]  # fmt: skip
         if reuse and s.rng.random() < 0.35:
             var = s.rng.choice(reuse)
             var.min_len = e.min_len

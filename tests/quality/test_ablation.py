@@ -8,7 +8,12 @@ from collections.abc import Iterator
 import pytest
 
 from factory.languages import language
-from factory.languages.python.ablation import branch_tests, removable_statements, removal_variants
+from factory.languages.python.ablation import (
+    branch_tests,
+    negated_tests,
+    removable_statements,
+    removal_variants,
+)
 from factory.quality import ablation
 from factory.quality.ablation import (
     ablation_of,
@@ -179,3 +184,27 @@ def test_arcs_give_each_if_test_its_outcomes() -> None:
     assert {a for a, _ in only["arcs"]} == {4} and only["lines"] == result["lines"]
     last = arcs_job({"source": "def f(x):\n    if x:\n        return 1\n", "entry": "f", "args": "0"})
     assert (2, 0) in last["arcs"]  # the frame returned right after the test
+
+
+def test_negated_tests_negate_one_test_each_and_keep_every_line_in_place() -> None:
+    source = (
+        "def f(x, ys):\n"
+        "    if x > 0 and ys:\n"
+        "        x += 1\n"
+        "    elif x == -1:  # a comment\n"
+        "        x = 2\n"
+        "    while x < 3:\n"
+        "        x += 1\n"
+        "    return x\n"
+    )
+    flips = negated_tests(source)
+    assert [line for line, _ in flips] == [2, 4]  # the if and the elif; never the while
+    assert flips[0].source.splitlines()[1] == "    if not (x > 0 and ys):"
+    assert flips[1].source.splitlines()[3] == "    elif not (x == -1):  # a comment"
+    for _, variant in flips:
+        ast.parse(variant)
+        changed = [a for a, b in zip(source.splitlines(), variant.splitlines(), strict=True) if a != b]
+        assert len(changed) == 1
+    namespace: dict = {}
+    exec(flips[0].source, namespace)
+    assert namespace["f"](1, [1]) == 3 and namespace["f"](-1, []) == 3  # -1: the if's body, then the loop

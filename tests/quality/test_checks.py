@@ -15,7 +15,21 @@ def run(out: str, arcs: list[tuple[int, int]] = (), lines: list[int] = ()) -> di
 
 
 def test_the_check_names_are_the_params_names() -> None:
-    assert (checks.CONSTANT_OUTPUT, checks.ONE_SIDED_BRANCH, checks.IRRELEVANT_STATEMENT) == INPUT_CHECKS
+    names = (checks.CONSTANT_OUTPUT, checks.ONE_SIDED_BRANCH, checks.IRRELEVANT_STATEMENT)
+    assert (*names, checks.IRRELEVANT_TEST) == INPUT_CHECKS
+
+
+def test_a_drop_is_an_irrelevant_test_only_when_no_removal_left_the_outcome_unchanged() -> None:
+    def ablation(*changed: tuple[int, ...] | None) -> Ablation:
+        return Ablation(tuple(range(len(changed))), ("",) * len(changed), changed, True)
+
+    # two removals, then one negated test
+    assert checks.irrelevant_reason(ablation((0,), (1,), ()), flips=1) == checks.IRRELEVANT_TEST
+    assert checks.irrelevant_reason(ablation((), (1,), ()), flips=1) == checks.IRRELEVANT_STATEMENT
+    assert checks.irrelevant_reason(ablation((), (1,), (0,)), flips=1) == checks.IRRELEVANT_STATEMENT
+    # every variant changed something (no choice of the inputs covers them all): a statement
+    assert checks.irrelevant_reason(ablation((0,), (1,), (2,)), flips=1) == checks.IRRELEVANT_STATEMENT
+    assert checks.irrelevant_reason(ablation((0,), None, ()), flips=1) == checks.IRRELEVANT_TEST
 
 
 def test_constant_output_needs_two_runs_with_one_output() -> None:

@@ -449,3 +449,87 @@ def test_a_loop_never_iterates_one_character() -> None:
         outer += bool(characters)
         assert inner == [], program.source
     assert outer >= 50  # programs that loop over a string (80 of 150 when written)
+
+
+def _copy_misuses(source: str) -> list[str]:
+    """A copy assigned back to what it copies (``xs = xs.copy()``, anywhere), and, in each
+    function's top-level simple statements, an operation whose two operands are a variable and
+    its unchanged copy (``clone = xs.copy()`` then ``clone | xs`` before either is written)."""
+
+    def copied(node: ast.expr) -> str | None:  # ``xs.copy()`` or ``xs[:]``: "xs"
+        inner: ast.expr | None = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "copy":
+            inner = node.func.value
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+            whole = not (node.slice.lower or node.slice.upper or node.slice.step)
+            inner = node.value if whole else None
+        return inner.id if isinstance(inner, ast.Name) else None
+
+    def operand_names(node: ast.AST) -> list[set[str]]:
+        pairs = []
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.BinOp):
+                pairs.append([sub.left, sub.right])
+            elif isinstance(sub, ast.Compare):
+                pairs.append([sub.left, *sub.comparators])
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
+                pairs.append([sub.func.value, *sub.args])
+        return [{e.id for e in pair if isinstance(e, ast.Name)} for pair in pairs if len(pair) == 2]
+
+    def written(stmt: ast.stmt) -> set[str]:  # assigned, or the receiver of a call as a statement
+        names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Expr) and isinstance(sub.value, ast.Call):
+                func = sub.value.func
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                    names.add(func.value.id)
+        return names
+
+    tree = ast.parse(source)
+    found = [
+        ast.unparse(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Name)
+        and copied(node.value) == node.targets[0].id
+    ]
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue  # an import
+        copies: dict[str, str] = {}  # copy -> what it copies
+        for stmt in fn.body:
+            simple = not isinstance(stmt, (ast.If, ast.For, ast.While))
+            if simple and any(
+                copies.get(a) == b for names in operand_names(stmt) for a in names for b in names
+            ):
+                found.append(ast.unparse(stmt))
+            changed = written(stmt)
+            copies = {c: x for c, x in copies.items() if not {c, x} & changed}
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+                what = copied(stmt.value)
+                if what is not None and what != stmt.targets[0].id:
+                    copies[stmt.targets[0].id] = copies.get(what, what)
+    return found
+
+
+@pytest.mark.parametrize("target", ["dict.copy", "list.copy", "set.copy", "list.slice_copy"])
+def test_a_copy_is_never_assigned_back_nor_combined_with_what_it_copies(target: str) -> None:
+    """``table = table.copy()`` and ``clone = xs.copy(); xs | clone`` are no work (issue 16)."""
+    made = 0
+    for program in _generated(GRAMMAR, target, lambda seed: 1 + seed % 6, 90):
+        made += 1
+        assert _copy_misuses(program.source) == [], program.source
+    assert made >= 60
+
+
+def test_the_branches_of_an_if_never_do_the_same() -> None:
+    """``if a >= b: nums = nums + b`` / ``else: nums = nums + b``: the test decides nothing."""
+    made = 0
+    for target in ("list.ge", "builtins.min2", "str.isupper"):
+        for program in _generated(GRAMMAR, target, lambda seed: 3 + seed % 4, 80):
+            made += 1
+            for node in ast.walk(ast.parse(program.source)):
+                if isinstance(node, ast.If) and node.orelse:
+                    body = [ast.dump(s) for s in node.body]
+                    assert body != [ast.dump(s) for s in node.orelse], program.source
+    assert made >= 150

@@ -105,6 +105,21 @@ def removal_variants(source: str) -> list[tuple[int, str]]:
     return [(line, _without(encoded, node)) for line, node, removable in analysis.statements if removable]
 
 
+def negated_tests(source: str) -> list[tuple[int, str]]:
+    """(first line, source) per ``if``/``else if`` test on one line: the program with that test
+    negated (``if (!(x > 0))``), every line where it was (``removal_variants``' order)."""
+    encoded = source.encode("utf-8")
+    flips = []
+    for line, node, _ in _analysis(source).statements:
+        test = node.child_by_field_name("condition") if node.type == "if_statement" else None
+        if test is None or test.start_point[0] != test.end_point[0]:
+            continue
+        inner = encoded[test.start_byte + 1 : test.end_byte - 1]  # inside the parentheses
+        flipped = encoded[: test.start_byte] + b"(!(" + inner + b"))" + encoded[test.end_byte :]
+        flips.append((line, flipped.decode("utf-8")))
+    return flips
+
+
 def _without(src: bytes, node: Node) -> str:
     """``src`` with ``node`` replaced by ``;``, every other line where it was."""
     start, end = node.start_byte, node.end_byte

@@ -30,6 +30,24 @@ class Removal(NamedTuple):
     source: str
 
 
+def negated_tests(source: str) -> list[Removal]:
+    """One variant per ``if``/``elif`` test on one line: the program with that test negated
+    (``if not (x > 0):``), every line where it was. A test whose every outcome can be flipped
+    with no change to any output decides nothing (an ``if`` and an ``else`` doing the same work)."""
+    flips = []
+    encoded: list[bytes] | None = None
+    for node, _ in _statements(source):
+        if not isinstance(node, ast.If) or node.test.lineno != node.test.end_lineno:
+            continue
+        encoded = encoded or [line.encode() for line in source.splitlines(keepends=True)]
+        test, row = node.test, node.test.lineno - 1
+        line = encoded[row]
+        flipped = line[: test.col_offset] + b"not (" + line[test.col_offset : test.end_col_offset] + b")"
+        text = b"".join([*encoded[:row], flipped + line[test.end_col_offset :], *encoded[row + 1 :]])
+        flips.append(Removal(node.lineno, text.decode()))
+    return flips
+
+
 def branch_tests(source: str) -> list[int]:
     """The lines of the ``if`` and ``elif`` tests in the program's functions, in source order."""
     return [node.lineno for node, _ in _statements(source) if isinstance(node, ast.If)]

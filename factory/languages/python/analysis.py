@@ -1,7 +1,7 @@
 """Python's ``analysis`` facet: statement analysis with ``ast`` (``factory.tasks.analysis``) and
 statement removal (``factory.languages.python.ablation``)."""
 
-from factory.languages.python.ablation import branch_tests, removal_variants
+from factory.languages.python.ablation import branch_tests, negated_tests, removal_variants
 from factory.tasks.analysis import has_multiline_statement, program_features, statement_info
 
 __all__ = [
@@ -10,4 +10,5 @@ __all__ = [
     "program_features",
     "removal_variants",
     "statement_info",
+    "negated_tests",
 ]

@@ -195,6 +195,17 @@ def test_removal_variants_keep_every_other_line_in_place() -> None:
             assert not parser().parse(variant.encode()).root_node.has_error, variant
 
 
+def test_negated_tests_negate_each_if_test_and_keep_every_line_in_place() -> None:
+    flips = analysis.negated_tests(LOOPS)
+    assert [line for line, _ in flips] == [7, 9]  # the if and the else if; never the loops' tests
+    assert dict(flips)[7].split("\n")[6] == "    if (!(xs[i] > 2)) {"
+    assert dict(flips)[9].split("\n")[8] == "    } else if (!(xs[i] === 0)) {"
+    for _, variant in flips:
+        assert variant.count("\n") == LOOPS.count("\n")
+        assert not parser().parse(variant.encode()).root_node.has_error, variant
+        assert sum(a != b for a, b in zip(LOOPS.split("\n"), variant.split("\n"), strict=True)) == 1
+
+
 def test_a_removed_declaration_of_a_variable_read_later_fails_the_run() -> None:
     """The documented choice: the variant is kept; its run throws ReferenceError, a changed outcome."""
     variant = dict(analysis.removal_variants(LOOPS))[15]
