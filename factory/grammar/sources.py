@@ -24,6 +24,7 @@ class SourceContext(Protocol):
     def min_len(self, placeholder: str) -> int: ...
     def constant(self, t: Type, short: bool = False) -> str: ...
     def variable_of(self, t: Type) -> str | None: ...  # never one the receiver reads
+    def prefers(self, name: str) -> bool: ...  # whether the statement should read variable ``name``
     def literal(self, value: object) -> str: ...
     def text(self, placeholder: str) -> str: ...  # the code written for a placeholder (``recv``)
 
@@ -44,7 +45,7 @@ def element_of(ctx: SourceContext, t: Type, recv: str) -> str:
     """A value likely to be in the receiver: a variable of the element type (a loop variable,
     say) or a constant drawn from the same range as the inputs."""
     var = ctx.variable_of(t)
-    if var is not None and ctx.randint(0, 2) == 0:
+    if var is not None and (ctx.prefers(var) or ctx.randint(0, 2) == 0):
         return var
     return ctx.constant(t, short=True)
 
@@ -73,9 +74,10 @@ def another(ctx: SourceContext, t: Type, recv: str) -> str:
 
 
 def _other_variable(ctx: SourceContext, t: Type) -> str | None:
-    """Another variable of type ``t`` two times in three when the scope has one, else None."""
+    """Another variable of type ``t`` two times in three when the scope has one (always when the
+    statement should read it), else None."""
     var = ctx.variable_of(t)
-    return var if var is not None and ctx.randint(0, 2) > 0 else None
+    return var if var is not None and (ctx.prefers(var) or ctx.randint(0, 2) > 0) else None
 
 
 def part_of(ctx: SourceContext, t: Type, recv: str) -> str:
@@ -128,6 +130,9 @@ FORM_SOURCES = frozenset({"member", "derived", "overlapping"})
 # Sources that may write another variable of the argument's type: a program for an operation
 # with one starts with a parameter of that type.
 SCOPE_SOURCES = frozenset({"overlapping", "another"})
+# Sources that may write a variable of the argument's type (one the statement should read, when
+# the scope has one: ``seen.add(word)`` reads the loop's ``word``).
+VARIABLE_SOURCES = frozenset({"element_of", "key_of", "overlapping", "another"})
 # A source's arity (its arguments after the context and the type); -1: any number, at least the
 # named ones (``choice``'s options, ``member``'s forms).
 SOURCES: dict[str, int] = {

@@ -22,6 +22,7 @@ import re
 import weakref
 
 from factory.grammar.model import Grammar, Operation
+from factory.grammar.sources import VARIABLE_SOURCES
 from factory.grammar.types import Type, unify
 from factory.languages import nodes as n
 from factory.synth.control import ControlFlow
@@ -611,8 +612,12 @@ def _refills(grammar: Grammar, t: Type) -> UpdateOptions:
 
 
 def _fills(op: Operation, binding: dict[str, Type], t: Type) -> bool:
-    """Whether a value of type ``t`` can fill one of ``op``'s free arguments under ``binding``."""
-    return any(a.source is None and unify(a.type, t, binding) is not None for a in op.args)
+    """Whether a value of type ``t`` can fill one of ``op``'s free arguments (or one whose value
+    source may write a variable: ``VARIABLE_SOURCES``) under ``binding``."""
+    return any(
+        (a.source is None or a.source.name in VARIABLE_SOURCES) and unify(a.type, t, binding) is not None
+        for a in op.args
+    )
 
 
 def _takes_another(grammar: Grammar, op: Operation, t: Type, kinds: frozenset[Type]) -> bool:

@@ -184,6 +184,9 @@ class FakeContext:
         self.ns["_elem"] = copy.deepcopy(self.rng.choice(elements))
         return "_elem"
 
+    def prefers(self, name: str) -> bool:
+        return False  # no statement around the operation
+
 
 def bindings(op: Operation) -> list[dict[str, Type]]:
     names = sorted(set().union(*(t.variables() for t in op.all_types())))

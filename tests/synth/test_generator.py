@@ -476,13 +476,12 @@ def _copy_misuses(source: str) -> list[str]:
                 pairs.append([sub.func.value, *sub.args])
         return [{e.id for e in pair if isinstance(e, ast.Name)} for pair in pairs if len(pair) == 2]
 
-    def written(stmt: ast.stmt) -> set[str]:  # assigned, or the receiver of a call as a statement
+    def written(stmt: ast.stmt) -> set[str]:  # assigned, or the receiver of a method (``xs.pop()``)
         names = {n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         for sub in ast.walk(stmt):
-            if isinstance(sub, ast.Expr) and isinstance(sub.value, ast.Call):
-                func = sub.value.func
-                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-                    names.add(func.value.id)
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr != "copy":
+                if isinstance(sub.func.value, ast.Name):
+                    names.add(sub.func.value.id)
         return names
 
     tree = ast.parse(source)

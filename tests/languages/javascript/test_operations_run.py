@@ -106,6 +106,9 @@ class Context:
             return JS.literal(self.rng.choice(items))
         return None
 
+    def prefers(self, name: str) -> bool:
+        return False  # no statement around the operation
+
     def literal(self, value: object) -> str:
         return JS.literal(value)
 
