@@ -33,9 +33,17 @@ def test_draws_are_reproducible_from_the_seed() -> None:
 
 
 def _bounds(spec: dict, low: str, high: str) -> tuple[int, int]:
-    """The widest (low, high) over a spec's mixture branches (a plain spec is one branch)."""
+    """The widest (low, high) over a spec's mixture branches (a plain spec is one branch; a
+    ``just`` branch bounds with its value, or its length for sizes)."""
     branches = spec["of"] if spec["kind"] == "mixture" else [spec]
-    return min(b.get(low, 0) for b in branches), max(b[high] for b in branches)
+
+    def bound(branch: dict, key: str, default: int) -> int:
+        if branch["kind"] == "just":
+            value = branch["value"]
+            return len(value) if key.endswith("_size") else value
+        return branch.get(key, default)
+
+    return min(bound(b, low, 0) for b in branches), max(bound(b, high, 0) for b in branches)
 
 
 def test_type_specs_bound_the_drawn_values() -> None:
