@@ -46,6 +46,7 @@ class ProgramBuilder:
     def __init__(self, grammar: Grammar, target: str, tier: int, rng: random.Random):
         self.s = BuildState(grammar, target, tier, rng)
         self.statements = Statements(self.s, Expressions(self.s))
+        self.chains = True  # whether the target can act on its own result (``parameters`` decides)
 
     def parameters(self, count: int) -> list[Var]:
         """Parameters: the target's receiver type first, then types the target's args need."""
@@ -57,12 +58,19 @@ class ProgramBuilder:
             a.type.substitute(binding) for a in op.args if a.source is None or a.source.name in SCOPE_SOURCES
         ]
         free_args = [a for a in op.args if a.source is None]
-        if not free_args or op.returns is None or unify(op.receiver, op.returns.substitute(binding)) is None:
+        returns = op.returns.substitute(binding) if op.returns is not None else None
+        chains = bool(free_args) and returns is not None and unify(op.receiver, returns) is not None
+        if not chains:
             # The target cannot act on its own result (or doing so is no work): two inputs instead.
             wanted.append(wanted[0])
         # What the target's two uses need is kept (a test of two sets needs two sets, not a literal).
         is_test = op.returns is not None and op.returns.name == s.lang.core_types.boolean
         needed = len(wanted) if is_test else 1
+        self.chains = chains
+        if not chains and not s.tier.other_ops:
+            # Its second use needs the second input: nothing else can be made of the first (one
+            # input failed every such tier-1 draw, measured: a fifth of the failed draws).
+            needed = max(needed, 2)
         if any(a.source is not None and a.source.name in SCOPE_SOURCES for a in op.args):
             needed = max(needed, 2)  # a value to overlap with
         if s.uses_needed == 1:
@@ -210,6 +218,8 @@ class ProgramBuilder:
             prelude = (n.Assign(var.name, n.Call(HELPER, (n.Name(params[0].name),))), var)
         if s.tier.depth == 0:
             count = s.rng.randint(2 + s.tier.other_ops, 4)
+            if not (s.tier.other_ops or self.chains):
+                count = min(count, len(params))  # one use of the target per input: no more to make
         else:
             count = s.rng.randint(1, 3)
         entry, _ = self.function(ENTRY, params, s.tier.depth, count, counts, prelude=prelude)
