@@ -66,10 +66,11 @@ class ProgramBuilder:
         # What the target's two uses need is kept (a test of two sets needs two sets, not a literal).
         is_test = op.returns is not None and op.returns.name == s.lang.core_types.boolean
         needed = len(wanted) if is_test else 1
-        self.chains = chains
-        if not chains and not s.tier.other_ops:
-            # Its second use needs the second input: nothing else can be made of the first (one
-            # input failed every such tier-1 draw, measured: a fifth of the failed draws).
+        # A mutation acts on its variable again (``pool -= {'x'}`` twice); else, in tier 1, the
+        # second use needs the second input: nothing else can be made of the first (one input
+        # failed every such tier-1 draw, measured: a fifth of the failed draws).
+        self.chains = chains or op.mutates or op.statement
+        if not self.chains and not s.tier.other_ops:
             needed = max(needed, 2)
         if any(a.source is not None and a.source.name in SCOPE_SOURCES for a in op.args):
             needed = max(needed, 2)  # a value to overlap with
