@@ -191,6 +191,9 @@ def test_results_come_in_input_order_around_bad_neighbours(pool: WorkerPool) -> 
         ("def f(x):\n    return [1e308 * 10]\n", "1", "non_literal"),
         ("def f(x):\n    return range(x)\n", "3", "non_literal"),
         ("def f(x):\n    return 'a' * 2001\n", "1", "output_too_long"),
+        # a value of megabytes is a memory verdict, whether building it fits the limit or not
+        ("def f(x):\n    return 'a' * 1_000_001\n", "1", "memory"),
+        ("def f(x):\n    return [x] * 600_000\n", "1", "memory"),
         ("def f(x):\n    print('x' * 2000)\n    return 1\n", "1", "output_too_long"),
         (
             "def f(x):\n    try:\n        print('x' * 2000)\n    except BaseException:\n"

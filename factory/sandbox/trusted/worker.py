@@ -93,6 +93,12 @@ BAD_PROGRAM = "bad_program"
 #: doubling a tuple reaches the memory cap or the CPU timeout) depends on the machine's load, so
 #: both are one status, and the verdict does not change with the load. ``detail`` names the limit.
 RESOURCE_LIMIT = "resource_limit"
+#: An output whose text would pass this many characters counts as ``memory``: whether a program
+#: builds a value of tens of megabytes or hits the address-space limit doing so depends on where
+#: earlier jobs left the worker's heap (``realloc`` grows a string in place or copies it), so the
+#: two outcomes must be one verdict (measured: one candidate of the default programs went either
+#: way with the order of the jobs). The worker retires after it, as after any ``memory``.
+HUGE_OUTPUT = 1_000_000
 RESOURCE_LIMITS = (TIMEOUT, MEMORY)
 
 
@@ -337,7 +343,7 @@ def describe_output(value: Any, max_output_repr: int | None = None) -> dict[str,
     try:
         # Too long is decided first, in time bounded by the limit (not by the value's size).
         if repr_exceeds(value, max_output_repr):
-            return drop(OUTPUT_TOO_LONG)
+            return drop(MEMORY if repr_exceeds(value, max(HUGE_OUTPUT, max_output_repr)) else OUTPUT_TOO_LONG)
         if not _literal_shape(value, 0):
             return drop(NON_LITERAL)
         text = repr(value)
