@@ -46,7 +46,9 @@ class ProgramBuilder:
     def __init__(self, grammar: Grammar, target: str, tier: int, rng: random.Random):
         self.s = BuildState(grammar, target, tier, rng)
         self.statements = Statements(self.s, Expressions(self.s))
-        self.chains = True  # whether the target can act on its own result (``parameters`` decides)
+        # Whether the target can be used again on what its first use made (its own result, or the
+        # variable it mutated): set by ``parameters``; tier 1 without it needs one input per use.
+        self.acts_again = True
 
     def parameters(self, count: int) -> list[Var]:
         """Parameters: the target's receiver type first, then types the target's args need."""
@@ -69,8 +71,8 @@ class ProgramBuilder:
         # A mutation acts on its variable again (``pool -= {'x'}`` twice); else, in tier 1, the
         # second use needs the second input: nothing else can be made of the first (one input
         # failed every such tier-1 draw, measured: a fifth of the failed draws).
-        self.chains = chains or op.mutates or op.statement
-        if not self.chains and not s.tier.other_ops:
+        self.acts_again = chains or op.mutates or op.statement
+        if not self.acts_again and not s.tier.other_ops:
             needed = max(needed, 2)
         if any(a.source is not None and a.source.name in SCOPE_SOURCES for a in op.args):
             needed = max(needed, 2)  # a value to overlap with
@@ -219,7 +221,7 @@ class ProgramBuilder:
             prelude = (n.Assign(var.name, n.Call(HELPER, (n.Name(params[0].name),))), var)
         if s.tier.depth == 0:
             count = s.rng.randint(2 + s.tier.other_ops, 4)
-            if not (s.tier.other_ops or self.chains):
+            if not (s.tier.other_ops or self.acts_again):
                 count = min(count, len(params))  # one use of the target per input: no more to make
         else:
             count = s.rng.randint(1, 3)

@@ -119,8 +119,8 @@ class Statements:
                 stmt = n.ExprStatement(code)
             written = receiver.name
         elif update is not None:
-            if e.copy_of and e.copy_of == (update.copy_of or update.name):
-                raise GenerationFailed(f"{update.name} set to a copy of its own value")  # no work
+            if _copy_of_itself(e, update):
+                raise GenerationFailed(f"{update.name} set to a copy of its own value")
             stmt, written = n.Assign(update.name, n.Code(e.code, e.reads, e.writes)), update.name
             update.min_len = e.min_len
         else:
@@ -293,7 +293,7 @@ class Statements:
             v
             for v in s.scope
             if v.type == e.type and not v.frozen and v.name in e.reads
-            and not (e.copy_of and (v.copy_of or v.name) == e.copy_of)  # ``xs = xs.copy()``: no work
+            and not _copy_of_itself(e, v)
         ]  # fmt: skip
         if reuse and s.rng.random() < 0.35:
             var = s.rng.choice(reuse)
@@ -609,6 +609,12 @@ def _refills(grammar: Grammar, t: Type) -> UpdateOptions:
             and any(a.type.substitute(b) in (t, *b.values()) for a in op.args)
         )
     return found
+
+
+def _copy_of_itself(e: Expr, var: Var) -> bool:
+    """Whether ``e`` copies the value ``var`` holds (``xs.copy()`` for ``xs`` or for a copy of
+    it): assigned to ``var``, no work."""
+    return bool(e.copy_of) and e.copy_of == (var.copy_of or var.name)
 
 
 def _fills(op: Operation, binding: dict[str, Type], t: Type) -> bool:

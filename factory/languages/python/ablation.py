@@ -17,7 +17,10 @@ the default release's programs, where libcst took 9 ms (parse, ``deep_replace``,
 from __future__ import annotations
 
 import ast
+import functools
 from typing import NamedTuple
+
+from factory.trace.source import TREE_CACHE_SIZE
 
 _KEPT = (ast.Return, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Pass, ast.Global, ast.Nonlocal)
 _BLOCKS = ("body", "orelse", "finalbody")
@@ -68,7 +71,8 @@ def removal_variants(source: str) -> list[Removal]:
     return [Removal(s.lineno, _without(encoded, s)) for s in statements]
 
 
-def _statements(source: str) -> list[tuple[ast.stmt, bool]]:
+@functools.lru_cache(maxsize=TREE_CACHE_SIZE)  # removal_variants and negated_tests of one program
+def _statements(source: str) -> tuple[tuple[ast.stmt, bool], ...]:
     """Every statement in the program's functions (an ``elif`` too), in source order, and whether
     it may be removed. Only statements are walked, never expressions: a tenth of ``ast.walk``."""
     tree = ast.parse(source)
@@ -77,7 +81,7 @@ def _statements(source: str) -> list[tuple[ast.stmt, bool]]:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _collect(node.body, lines, found, top=True)
-    return found
+    return tuple(found)
 
 
 def _collect(

@@ -7,8 +7,8 @@ from factory.tasks.analysis import has_multiline_statement, program_features, st
 __all__ = [
     "branch_tests",
     "has_multiline_statement",
+    "negated_tests",
     "program_features",
     "removal_variants",
     "statement_info",
-    "negated_tests",
 ]
