@@ -68,9 +68,12 @@ class InputsParams(_Section):
     per_program: int = Field(4, ge=1, le=100)
     candidates: int = Field(12, ge=1, le=1000)
     pool_size: int = Field(256, ge=1, le=100_000)
+    related_share: float = Field(
+        0.25, ge=0, le=1, description="share of argument lists with a parameter made from another's value"
+    )
     timeout_s: float = Field(1.0, gt=0, le=600)
     min_programs_per_target: int = Field(
-        5, ge=0, description="targets with fewer kept program shapes run their reserve programs"
+        6, ge=0, description="targets with fewer kept program shapes run their reserve programs"
     )
     rows_per_shard: int = Field(50_000, ge=100)
     checks: list[str] = Field(list(INPUT_CHECKS), description="semantic checks run (drop reasons)")

@@ -21,6 +21,7 @@ from factory.grammar.loader import load_grammar
 from factory.grammar.model import Grammar
 from factory.grammar.types import parse_type
 from factory.inputs.draw import draw_examples
+from factory.inputs.related import Relations
 from factory.inputs.strategies import weighted_branches
 from factory.io import ShardWriter, iter_rows
 from factory.literals import canonical_repr
@@ -67,18 +68,33 @@ def signature_key(program: dict[str, Any]) -> str:
     return json.dumps(tuple(t for _, t in json.loads(program["param_types"])))
 
 
-def draw_pool(grammar: Grammar, key: str, seed: int, pool_size: int) -> list[str]:
+def draw_pool(grammar: Grammar, key: str, seed: int, pool_size: int, related_share: float = 0.0) -> list[str]:
     """The argument lists of one signature: the pools of its parameter types combined (see
-    ``combine_pools``); the same whichever process draws it."""
+    ``combine_pools``, ``related_share`` of them related); the same whichever process draws it."""
     types = json.loads(key)
-    type_pools = {t: draw_type_pool(grammar, t, seed, pool_size) for t in types}
-    return combine_pools(key, type_pools, seed, pool_size)
+    drawn = {t: draw_type_values(grammar, t, seed, pool_size) for t in types}
+    return combine_pools(
+        key,
+        {t: texts for t, (texts, _) in drawn.items()},
+        seed,
+        pool_size,
+        _relations(grammar, drawn, related_share),
+    )
 
 
 def draw_type_pool(grammar: Grammar, type_text: str, seed: int, pool_size: int) -> list[str]:
+    """The literal texts of ``pool_size`` values that Hypothesis draws for one type (see
+    ``draw_type_values``)."""
+    return draw_type_values(grammar, type_text, seed, pool_size)[0]
+
+
+def draw_type_values(
+    grammar: Grammar, type_text: str, seed: int, pool_size: int
+) -> tuple[list[str], dict[str, Any]]:
     """The literal texts of ``pool_size`` values that Hypothesis draws for one type, seeded by
-    (seed, type) alone, in a seeded order. The grammar's language writes them
-    (``Language.drawn_literal``: Python's ``canonical_repr``, JavaScript's value model).
+    (seed, type) alone, in a seeded order, and the drawn value of each text. The grammar's
+    language writes them (``Language.drawn_literal``: Python's ``canonical_repr``, JavaScript's
+    value model).
 
     A type whose strategy is a ``mixture`` gets each branch's exact share of the pool (weights
     rounded by largest remainder), each branch drawn by its own seeded run: a branch with fewer
@@ -93,17 +109,31 @@ def draw_type_pool(grammar: Grammar, type_text: str, seed: int, pool_size: int) 
     t = parse_type(type_text)
     literal = languages.language(grammar.language).drawn_literal
     branches = weighted_branches(grammar, t)
-    values: list[str] = []
+    texts: list[str] = []
+    values: dict[str, Any] = {}
     for i, ((_, strategy), n) in enumerate(
         zip(branches, _shares([w for w, _ in branches], pool_size), strict=True)
     ):
         if n == 0:
             continue
         type_seed = _seed(f"{seed}:{type_text}" if len(branches) == 1 else f"{seed}:{type_text}:{i}")
-        drawn = list(dict.fromkeys(literal(v, t) for v in draw_examples(strategy, n, type_seed)))
-        values += [drawn[j % len(drawn)] for j in range(n)] if drawn else []
-    random.Random(f"{seed}:{type_text}").shuffle(values)
-    return values
+        drawn: dict[str, Any] = {}
+        for v in draw_examples(strategy, n, type_seed):
+            drawn.setdefault(literal(v, t), v)
+        values.update((text, v) for text, v in drawn.items() if text not in values)
+        distinct = list(drawn)
+        texts += [distinct[j % len(distinct)] for j in range(n)] if distinct else []
+    random.Random(f"{seed}:{type_text}").shuffle(texts)
+    return texts, values
+
+
+def _relations(
+    grammar: Grammar, drawn: Mapping[str, tuple[list[str], dict[str, Any]]], share: float
+) -> Relations | None:
+    if share <= 0:
+        return None
+    values = {t: by_text for t, (_, by_text) in drawn.items()}
+    return Relations(share, values, languages.language(grammar.language).drawn_literal)
 
 
 def _seed(text: str) -> int:
@@ -126,20 +156,37 @@ def _shares(weights: list[float], total: int) -> list[int]:
 DISTINCT_MIN_VALUES = 8
 
 
-def combine_pools(key: str, type_pools: dict[str, list[str]], seed: int, pool_size: int) -> list[str]:
+def combine_pools(
+    key: str,
+    type_pools: dict[str, list[str]],
+    seed: int,
+    pool_size: int,
+    relations: Relations | None = None,
+) -> list[str]:
     """A signature's ``pool_size`` argument lists from its types' pools, seeded by (seed,
     signature): the j-th takes the j-th value of a permutation of each parameter's pool (a
     random one past the pool's end), two parameters of one type different permutations. Two
     parameters of one type never get the same value when its pool has others (a value equal to
     an earlier parameter's moves on to the column's next different one), except for types with
     fewer than ``DISTINCT_MIN_VALUES`` values. Lists repeat as the type pools' values do (the
-    share of empty values carries over); ``candidates_for`` picks distinct ones."""
+    share of empty values carries over); ``candidates_for`` picks distinct ones.
+
+    With ``relations``, its share of the lists of a signature with two parameters of a
+    relatable type (``factory/inputs/related.py``) get one of them made from the other, by a
+    random number stream of its own: the other lists are the same with or without it."""
     types = json.loads(key)
     if not types:
         return [""]
     rng = random.Random(f"{seed}:{key}")
     columns = [rng.sample(type_pools[t], len(type_pools[t])) for t in types]
     distinct = {t: len(set(type_pools[t])) >= DISTINCT_MIN_VALUES for t in set(types)}
+    # each later parameter of a relatable type that an earlier one shares: the earlier ones
+    earlier = {
+        k: [i for i in range(k) if types[i] == t]
+        for k, t in enumerate(types)
+        if relations is not None and relations.relatable(t)
+    }
+    related_rng = random.Random(f"{seed}:{key}:related")
     rows = []
     for j in range(pool_size):
         picks: list[str] = []
@@ -151,6 +198,13 @@ def combine_pools(key: str, type_pools: dict[str, list[str]], seed: int, pool_si
                     at = (at + step) % len(column)
                     break
             picks.append(column[at])
+        for made, others in earlier.items():
+            if relations is not None and others and related_rng.random() < relations.share:
+                text = relations.relate(
+                    types[made], picks[related_rng.choice(others)], picks[made], related_rng
+                )
+                if text is not None and text not in picks:
+                    picks[made] = text
         rows.append(", ".join(picks))
     return rows
 
@@ -158,21 +212,28 @@ def combine_pools(key: str, type_pools: dict[str, list[str]], seed: int, pool_si
 _grammars: dict[str, Grammar] = {}  # loaded once per process and grammar folder
 
 
-def _draw_in_worker(job: tuple[str, str, int, int]) -> list[str]:
+def _draw_in_worker(job: tuple[str, str, int, int]) -> tuple[list[str], dict[str, Any]]:
     grammar_dir, type_text, seed, pool_size = job
     grammar = _grammars.get(grammar_dir)
     if grammar is None:
         grammar = _grammars[grammar_dir] = load_grammar(grammar_dir)
-    return draw_type_pool(grammar, type_text, seed, pool_size)
+    return draw_type_values(grammar, type_text, seed, pool_size)
 
 
 def draw_pools(
-    programs_dir: str | Path, grammar_dir: str, seed: int, pool_size: int, workers: int | None = None
+    programs_dir: str | Path,
+    grammar_dir: str,
+    seed: int,
+    pool_size: int,
+    workers: int | None = None,
+    related_share: float = 0.0,
 ) -> dict[str, list[str]]:
     """Every signature's pool for the programs of ``programs_dir`` in the language of the grammar
     of ``grammar_dir``: the type pools drawn in parallel processes (they depend only on (seed,
-    type), so this changes no output), then combined per signature."""
-    language = load_grammar(grammar_dir).language
+    type), so this changes no output), then combined per signature, ``related_share`` of its
+    lists related (``combine_pools``)."""
+    grammar = load_grammar(grammar_dir)
+    language = grammar.language
     keys = sorted(
         {
             signature_key(row)
@@ -184,7 +245,7 @@ def draw_pools(
     types = sorted({t for key in keys for t in json.loads(key)})
     jobs = [(str(grammar_dir), t, seed, pool_size) for t in types]
     workers = min(workers or os.cpu_count() or 1, len(types))
-    type_pools: dict[str, list[str]] = {}
+    type_pools: dict[str, tuple[list[str], dict[str, Any]]] = {}
     with progress("draw argument pools, one per type", len(types)) as advance:
         if workers <= 1:
             for t, job in zip(types, jobs, strict=True):
@@ -196,7 +257,9 @@ def draw_pools(
                 for t, pool in zip(types, procs.imap(_draw_in_worker, jobs, chunksize=1), strict=True):
                     type_pools[t] = pool
                     advance(1)
-    return {key: combine_pools(key, type_pools, seed, pool_size) for key in keys}
+    texts = {t: pool for t, (pool, _) in type_pools.items()}
+    relations = _relations(grammar, type_pools, related_share)
+    return {key: combine_pools(key, texts, seed, pool_size, relations) for key in keys}
 
 
 def candidates_for(
@@ -213,7 +276,7 @@ def candidates_for(
     key = signature_key(program)
     pool = pools.get(key)
     if pool is None:
-        pool = pools[key] = draw_pool(grammar, key, seed, params.pool_size)
+        pool = pools[key] = draw_pool(grammar, key, seed, params.pool_size, params.related_share)
     rng = random.Random(f"{seed}:{program['index']}")
     return _first_distinct(_shuffled(rng, pool), params.candidates)
 

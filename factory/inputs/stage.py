@@ -354,7 +354,12 @@ def run_inputs_stage(
     dropped_by_tier: dict[str, Counter] = {}
     pools = {
         name: draw_pools(
-            programs_dir, stage_grammars.folders[name], seed, params.pool_size, execute.workers or None
+            programs_dir,
+            stage_grammars.folders[name],
+            seed,
+            params.pool_size,
+            execute.workers or None,
+            params.related_share,
         )
         for name in grammars
         if name in present

@@ -234,7 +234,9 @@ def run_phase2_stage(
         if pools_dir is not None:
             return read_pools(pools_dir, language)
         folder = grammars.folders[language]
-        return draw_pools(programs_dir, folder, draw_seed, draw.pool_size, execute.workers or None)
+        return draw_pools(
+            programs_dir, folder, draw_seed, draw.pool_size, execute.workers or None, draw.related_share
+        )
 
     # candidates get the inputs stage's timeout, as there: a slow one is dropped
     candidates = execute.model_copy(update={"timeout_s": inputs.timeout_s})

@@ -288,11 +288,15 @@ class Expressions:
             if arg.source is not None:
                 impl = IMPLEMENTATIONS[arg.source.name]
                 code = impl(self, arg_type, *arg.source.args)
-                # A value source's text may be the name of a variable (``element_of``).
-                reads = frozenset((code,)) if any(v.name == code for v in s.scope) else frozenset()
-                if arg.source.name in FORM_SOURCES and not reads:
-                    reads = parts["recv"].reads  # a form is computed from the receiver
-                parts[arg.name] = Expr(code, arg_type, min_len=literal_len(s.lang, code), reads=reads)
+                # A value source's text may be the name of a variable (``element_of``): it carries
+                # what the variable holds (an idempotent use's operands, a copy) as a variable does.
+                var = next((v for v in s.scope if v.name == code), None)
+                if var is not None:
+                    parts[arg.name] = self.var_expr(var)
+                else:
+                    # a form is computed from the receiver
+                    reads = parts["recv"].reads if arg.source.name in FORM_SOURCES else frozenset()
+                    parts[arg.name] = Expr(code, arg_type, min_len=literal_len(s.lang, code), reads=reads)
             else:
                 parts[arg.name] = self.expr(arg_type, budget, nest_target=is_target and s.rng.random() < 0.3)
             if parts[arg.name].code in arg.identity:
@@ -384,8 +388,9 @@ def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
     ``min(n, n)``; ``s == s.lower()`` is a test), an argument-free operation applied to its own
     result (``xs[:][:]``, ``s.upper().upper()``), two arguments that are the same constant
     (``s[1:1]``), or a test of a value against a container literal (``scores == {'o': 'A'}``,
-    ``seen.issubset({-1, 10})``: nearly always one answer on drawn inputs), or a branch of a
-    ``branches`` operation that reads its test's variable (``str(ok) if ok else s``: a known value)."""
+    ``seen.issubset({-1, 10})``: nearly always one answer on drawn inputs), a variable beside an
+    idempotent operation's use of it (``a & (a | b)``: absorption), or a branch of a ``branches``
+    operation that reads its test's variable (``str(ok) if ok else s``: a known value)."""
     if len(parts) == 1:  # the receiver alone (most operations): only two of the rules apply
         if not parts["recv"].reads:
             raise GenerationFailed(f"{op.op_id}: only constants")
@@ -412,6 +417,13 @@ def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
             raise GenerationFailed(f"{op.op_id}: the same variable twice")
     if not op.args and parts["recv"].op == op.op_id:
         raise GenerationFailed(f"{op.op_id}: applied to its own result")
+    # Absorption: a variable beside a use of an idempotent operation that has it as an operand
+    # (``a & (a | b)`` is ``a``, ``a - (a | b)`` is empty, ``a <= (a | b)`` is true,
+    # ``max(n, min(n, m))`` is ``n``): the law decides the result, not the values.
+    variables = {name for e in parts.values() if _is_variable(e) for name in (e.code, e.copy_of) if name}
+    for e in parts.values():
+        if e.operands and not e.operands.isdisjoint(variables - {e.code}):
+            raise GenerationFailed(f"{op.op_id}: a variable beside an idempotent use of it (absorption)")
     test = parts["recv"]
     if (
         op.branches

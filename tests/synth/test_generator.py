@@ -270,6 +270,55 @@ def test_an_idempotent_operation_never_takes_one_operand_twice(target: str) -> N
                         bound.pop(name.id, None)
 
 
+def _operands(node: ast.expr) -> list[ast.expr]:
+    """The operands of a binary use: both sides of an operator or a comparison, a method's
+    receiver and its one argument, a two-argument builtin's arguments."""
+    if isinstance(node, ast.BinOp):
+        return [node.left, node.right]
+    if isinstance(node, ast.BoolOp):
+        return list(node.values)
+    if isinstance(node, ast.Compare):
+        return [node.left, *node.comparators]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) == 1:
+        return [node.func.value, node.args[0]]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 2:
+        return list(node.args)
+    return []
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["set.and", "set.or", "set.sub", "set.lt", "set.intersection", "builtins.min2", "bool.or"],
+)
+def test_a_variable_never_meets_an_idempotent_use_of_itself(target: str) -> None:
+    """Absorption: ``a & (a | b)``, ``a - (a | b)``, ``both = a | b`` then ``a <= both``,
+    ``max(n, min(n, m))``: the law decides the value, so the generator refuses them."""
+    built = 0
+    for seed in range(40):
+        try:
+            program = generate_program(GRAMMAR, target, 2, random.Random(seed))
+        except GenerationFailed:
+            continue
+        built += 1
+        bound: dict[str, tuple[str, list[str]]] = {}
+        for stmt in ast.parse(program.source).body[-1].body:  # tier 2: straight-line code
+            for node in ast.walk(stmt):
+                parts = _operands(node) if isinstance(node, ast.expr) else []
+                names = {p.id for p in parts if isinstance(p, ast.Name)}
+                for part in parts:
+                    kind, leaves = _idempotent_leaves(part, bound)
+                    own = part.id if isinstance(part, ast.Name) else None
+                    assert not (kind and (names - {own}) & set(leaves)), program.source
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
+                kind, leaves = _idempotent_leaves(stmt.value, bound)
+                bound[stmt.targets[0].id] = (kind, leaves) if kind else ("", [stmt.targets[0].id])
+            else:
+                for name in ast.walk(stmt):
+                    if isinstance(name, ast.Name):
+                        bound.pop(name.id, None)
+    assert built >= 10
+
+
 def _round_digits(node: ast.AST) -> tuple[ast.expr, str] | None:
     """(what ``round(x, d)`` rounds, ``d``'s code) when ``node`` is such a call."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "round":
