@@ -23,8 +23,9 @@ idle cores: ours spread over both cores, the naive tracer on one (it is one proc
 Targets on the 2-core dev machine: ≥ 1,000 cases/s for ours, and ≥ 0.25 of the naive rate.
 
 ``--language javascript`` measures the JavaScript path (issue 19, target ≥ 300 cases/s): the
-tracer facet's ``trace_row``/``trace_digest`` jobs on the two pools of ``node`` workers, then the
-same items, on synthesized tier-5/6 cases of grammars/javascript (there is no CRUXEval and no
+tracer facet's ``trace_row`` jobs on one pool of ``node`` workers, one per core (its traces cannot
+depend on the hash seed: ``Language.hash_seed_matters``, as the trace stage does), then the same
+items, on synthesized tier-5/6 cases of grammars/javascript (there is no CRUXEval and no
 naive tracer for it: those columns are empty).
 Run: ``python bench/trace_tasks_throughput.py [--repeat 2] [--runs 3] [--language javascript]``
 """
@@ -56,7 +57,7 @@ from factory.params import ExecuteParams, InputsParams, SynthesizeParams, TasksP
 from factory.sandbox.trusted.pool import WorkerPool
 from factory.synth.stage import run_synthesize_stage
 from factory.tasks.job import build_all, items_pool
-from factory.trace.stage import trace_rows
+from factory.trace.stage import trace_executor, trace_rows
 
 CRUXEVAL = Path(__file__).resolve().parents[1] / "data" / "benchmarks" / "cruxeval" / "cruxeval.jsonl"
 TASKS = TasksParams(families=["white_box", "output", "coverage"])
@@ -102,8 +103,8 @@ def naive_trace(source: str, entry: str, args: str) -> list[tuple[int, dict[str,
 
 
 def ours(cases: list[dict[str, Any]], executor: Executor, pool: WorkerPool) -> tuple[int, int, float, float]:
-    """Trace (two seeds) then items, as the two stages do; returns (cases kept, items built,
-    seconds in the trace half, seconds in the items half)."""
+    """Trace (two seeds; one for JavaScript) then items, as the two stages do; returns (cases
+    kept, items built, seconds in the trace half, seconds in the items half)."""
     start = time.perf_counter()
     rows = [row for row, _ in trace_rows(cases, executor, TRACE) if row is not None]
     middle = time.perf_counter()
@@ -156,7 +157,7 @@ def measure(cases: list[dict[str, Any]], language_name: str = "python") -> Run:
     """Ours on fresh pools, warmed on programs that are not measured (no program of the set is in
     any worker's caches when the measurement begins), then the naive tracer (Python only)."""
     lang = language(language_name)
-    with Executor(kinds=lang.facet("tracer").KINDS, language=lang) as executor, items_pool() as pool:
+    with trace_executor(ExecuteParams(), lang) as executor, items_pool() as pool:
         ours(WARM_UP[language_name], executor, pool)
 
         def pids() -> list[int]:

@@ -123,7 +123,8 @@ class Executor:
     A runner facet with a ``WORKER`` (JavaScript's ``node``) gets pools of that worker, the hash
     seed passed to it as it takes one (V8's ``--hash-seed``); one with ``BATCH_KINDS`` runs the
     ``run`` cases of a program in pairs (``factory.execute.batch``: the same verdicts, fewer fresh
-    contexts) unless ``pairs`` is False.
+    contexts) unless ``pairs`` is False. ``once``: one pool, of the first seed, on every core, for
+    a caller whose runs cannot depend on the seed (``Language.hash_seed_matters``).
     """
 
     def __init__(
@@ -138,10 +139,13 @@ class Executor:
         kinds: Mapping[str, str] | None = None,
         language: Language | None = None,
         pairs: bool = True,
+        once: bool = False,
     ) -> None:
         seeds = list(hash_seeds)
         if len(seeds) < 2 or len(set(seeds)) != len(seeds):
             raise ValueError(f"hash_seeds must be at least two different seeds, got {seeds!r}")
+        if once:
+            seeds = seeds[:1]
         self.hash_seeds = seeds
         self.language = language or languages.language("python")
         runner = self.language.facet("runner")
@@ -223,7 +227,12 @@ class Executor:
 
     @classmethod
     def from_params(
-        cls, params: ExecuteParams, kinds: Mapping[str, str] | None = None, language: Language | None = None
+        cls,
+        params: ExecuteParams,
+        kinds: Mapping[str, str] | None = None,
+        language: Language | None = None,
+        *,
+        once: bool = False,
     ) -> Executor:
         """The Executor of the ``execute`` params section (``workers`` is per hash seed; 0 shares
         the cores between the seeds) for programs in ``language`` (default Python)."""
@@ -235,6 +244,7 @@ class Executor:
             workers=params.workers or None,
             kinds=kinds,
             language=language,
+            once=once,
         )
 
     def close(self) -> None:

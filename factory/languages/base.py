@@ -178,6 +178,10 @@ class Language(ABC):
     #: The file name endings of its programs (``.py``): the command line picks the language of a
     #: program file by them (``factory.languages.language_of_file``).
     file_suffixes: tuple[str, ...] = ()
+    #: Whether a program's steps can depend on the process's hash seed (Python: the iteration
+    #: order of a set of strings). The trace stage traces a case under both seeds only when they
+    #: can; otherwise once, on every core (the execute stage's two runs still check its output).
+    hash_seed_matters: bool = True
 
     # --- grammar checks (the loader) --------------------------------------------------------------
     @abstractmethod

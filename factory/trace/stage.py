@@ -2,7 +2,9 @@
 
 A case is kept only when the two traces agree (docs/design.md §4): the same steps, and the same states
 (values of sets compared as sets, everything else exactly). The recorded trace is the first
-seed's. Executions that are not ``ok`` are skipped (they were counted by the execute stage).
+seed's. A language whose steps cannot depend on the hash seed (``Language.hash_seed_matters``:
+JavaScript) is traced once, on every core. Executions that are not ``ok`` are skipped (they were
+counted by the execute stage).
 """
 
 from __future__ import annotations
@@ -112,11 +114,21 @@ def trace_rows(
         yield out, None
 
 
+def trace_executor(execute: ExecuteParams, lang: Language, cpus: int | None = None) -> Executor:
+    """An Executor serving ``lang``'s tracer job kinds on ``cpus`` (None: ``execute.workers``):
+    of both hash seeds, or of the first alone on every core for a language whose steps cannot
+    depend on the seed (``Language.hash_seed_matters``)."""
+    kinds = lang.facet("tracer").KINDS
+    if not lang.hash_seed_matters:
+        once = execute if cpus is None else execute.model_copy(update={"workers": cpus})
+        return Executor.from_params(once, kinds=kinds, language=lang, once=True)
+    return Executor.from_params(with_cpus(execute, cpus), kinds=kinds, language=lang)
+
+
 def _open(config: tuple[ExecuteParams, TraceParams, str], cpus: int | None) -> Executor:
-    """The per-process state of the trace stage: an Executor serving the tracer's job kinds."""
+    """The per-process state of the trace stage: the Executor of ``trace_executor``."""
     execute, _, language = config
-    lang = languages.language(language)
-    return Executor.from_params(with_cpus(execute, cpus), kinds=lang.facet("tracer").KINDS, language=lang)
+    return trace_executor(execute, languages.language(language), cpus)
 
 
 def _trace(
@@ -136,9 +148,10 @@ def run_trace_stage(
     *,
     backend: Backend | None = None,
 ) -> StageStats:
-    """Trace the ``ok`` executions; keep the cases whose traces agree under both hash seeds.
-    Each case is traced by the job kinds (``trace_row``, ``trace_digest``) of its ``language``
-    (``factory.stage.language_of``). ``backend``: where they run (default local)."""
+    """Trace the ``ok`` executions; keep the cases whose traces agree under both hash seeds (one
+    trace where the language's steps cannot depend on it). Each case is traced by the job kinds
+    (``trace_row``, ``trace_digest``) of its ``language`` (``factory.stage.language_of``).
+    ``backend``: where they run (default local)."""
     lengths: list[int] = []
 
     def outcomes(executions: Iterator[dict[str, Any]]) -> Iterator[Outcome]:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from factory import languages
 from factory.execute.runner import Executor
 from factory.languages.javascript import tracer
 from factory.languages.javascript.runner import WORKER
@@ -16,7 +17,7 @@ from factory.languages.javascript.trace_calls import trace_call_js, trace_calls_
 from factory.params import ExecuteParams, TraceParams
 from factory.sandbox.trusted.pool import WorkerPool
 from factory.trace.jobs import trace_row_job
-from factory.trace.stage import trace_rows
+from factory.trace.stage import trace_executor, trace_rows
 from tests.languages.javascript.test_runner import JavaScriptStub
 
 PROGRAM = (
@@ -55,6 +56,28 @@ def test_the_trace_stage_traces_javascript_with_the_facets_kinds() -> None:
         assert row["trace"] == json.dumps(stored, separators=(",", ":"))
         assert (row["trace_length"], row["n_states"]) == (len(expected["steps"]), len(expected["states"]))
     assert out[2][0] is not None and out[2][0]["output_repr"] == '"\\ud800aé😀"'
+
+
+def test_javascript_is_traced_once_on_every_core_with_the_same_rows() -> None:
+    """Its steps cannot depend on the hash seed (``hash_seed_matters``): the trace stage's
+    Executor has one pool, of the first seed, with a worker per core, and keeps what two seeds
+    keep, byte for byte."""
+    javascript = languages.language("javascript")
+    assert not javascript.hash_seed_matters and languages.language("python").hash_seed_matters
+    rows = [
+        {"source": PROGRAM, "entry": "f", "args": f"[{i}, {i + 1}]", "output_repr": str(4 * i + 2)}
+        for i in range(6)
+    ]
+    params = ExecuteParams(memory_mb=256)
+    with trace_executor(params, javascript, cpus=2) as once:
+        assert [pool.spec for pool in once.pools] == [WORKER] and len(once.pools[0].pids()) == 2
+        assert once.hash_seeds == params.hash_seeds[:1]
+        traced_once = list(trace_rows(rows, once, TraceParams()))
+    with Executor.from_params(params, kinds=tracer.KINDS, language=javascript) as both:
+        traced_twice = list(trace_rows(rows, both, TraceParams()))
+    assert traced_once == traced_twice and all(reason is None for _, reason in traced_once)
+    with trace_executor(params, languages.language("python"), cpus=2) as python:
+        assert len(python.pools) == 2
 
 
 def test_the_kinds_give_the_python_kinds_result_shapes() -> None:
