@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from factory.grammar.types import Type, parse_type
+from factory.literals import canonical_repr
 
 RELATIONS = ("part", "more", "overlap")
 
@@ -93,7 +94,12 @@ def related_value(other: Any, own: Any, relation: str, rng: random.Random) -> An
 
 
 def _ordered(values: set[Any] | frozenset[Any]) -> list[Any]:
-    return sorted(values, key=lambda v: (type(v).__name__, v))
+    """The elements in an order no hash seed changes: sorted, or by their canonical text when
+    they do not compare (mixed types)."""
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=canonical_repr)
 
 
 def _part(items: list[Any], rng: random.Random) -> list[Any]:

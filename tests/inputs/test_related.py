@@ -132,3 +132,8 @@ def test_related_sets_do_not_depend_on_the_hash_seed() -> None:
         for seed in ("1", "2", "3")
     }
     assert len(outputs) == 1 and outputs != {""}
+
+
+def test_a_set_of_mixed_elements_is_related_too() -> None:
+    part = related_value({1, "a", (2, "b")}, {"z"}, "part", random.Random(4))
+    assert part and part < {1, "a", (2, "b")}
