@@ -69,7 +69,10 @@ class InputsParams(_Section):
     candidates: int = Field(12, ge=1, le=1000)
     pool_size: int = Field(256, ge=1, le=100_000)
     related_share: float = Field(
-        0.25, ge=0, le=1, description="share of argument lists with a parameter made from another's value"
+        0.25,
+        ge=0,
+        le=1,
+        description="per parameter, share of argument lists where it is made from an earlier one's value",
     )
     timeout_s: float = Field(1.0, gt=0, le=600)
     min_programs_per_target: int = Field(

@@ -171,8 +171,8 @@ def combine_pools(
     fewer than ``DISTINCT_MIN_VALUES`` values. Lists repeat as the type pools' values do (the
     share of empty values carries over); ``candidates_for`` picks distinct ones.
 
-    With ``relations``, its share of the lists of a signature with two parameters of a
-    relatable type (``factory/inputs/related.py``) get one of them made from the other, by a
+    With ``relations``, a parameter of a relatable type (``factory/inputs/related.py``) that an
+    earlier one shares is, in ``relations.share`` of the lists, made from one of those, by a
     random number stream of its own: the other lists are the same with or without it."""
     types = json.loads(key)
     if not types:

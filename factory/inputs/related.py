@@ -47,16 +47,20 @@ class Relations:
         self._types: dict[str, Type] = {}
         self._made: dict[str, dict[str, Any]] = {}  # the values made so far, by type and text
 
-    def relatable(self, type_text: str) -> bool:
-        """Whether values of this type can be related (collections of one element type, strings)."""
+    def _type(self, type_text: str) -> Type:
         t = self._types.get(type_text)
         if t is None:
             t = self._types[type_text] = parse_type(type_text)
+        return t
+
+    def relatable(self, type_text: str) -> bool:
+        """Whether values of this type can be related (collections of one element type, strings)."""
         values = self._values.get(type_text) or {}
         sample = next(iter(values.values()), None)
         if isinstance(sample, dict):
             return True
-        return isinstance(sample, (str, bytes, set, frozenset, list, tuple)) and len(t.args) <= 1
+        one_kind = len(self._type(type_text).args) <= 1  # not ``pair[int, str]``
+        return isinstance(sample, (str, bytes, set, frozenset, list, tuple)) and one_kind
 
     def relate(self, type_text: str, other: str, own: str, rng: random.Random) -> str | None:
         """The literal of a value of ``type_text`` related to ``other`` (another parameter's
@@ -70,7 +74,7 @@ class Relations:
         made = related_value(value(other), value(own), rng.choice(RELATIONS), rng)
         if made is None:
             return None
-        text = self._literal(made, self._types[type_text])
+        text = self._literal(made, self._type(type_text))
         if text in (other, own):
             return None
         made_values.setdefault(text, made)
