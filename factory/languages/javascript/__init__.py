@@ -36,7 +36,7 @@ class JavaScriptLanguage(Language):
     # Not ".mjs": a module runs in strict mode, and the runner runs a program as a script.
     file_suffixes = (".js",)
     # Sets, Maps and objects iterate in a fixed order, and the vm context has no clock and no
-    # Math.random: two traces of a case are the same (docs/languages.md §6.4).
+    # Math.random: two traces of a case are the same (docs/languages.md §6.3).
     hash_seed_matters = False
 
     def template_error(self, text: str, *, statement: bool) -> str | None:
