@@ -11,7 +11,7 @@ import json
 import multiprocessing
 import os
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -71,15 +71,8 @@ def signature_key(program: dict[str, Any]) -> str:
 def draw_pool(grammar: Grammar, key: str, seed: int, pool_size: int, related_share: float = 0.0) -> list[str]:
     """The argument lists of one signature: the pools of its parameter types combined (see
     ``combine_pools``, ``related_share`` of them related); the same whichever process draws it."""
-    types = json.loads(key)
-    drawn = {t: draw_type_values(grammar, t, seed, pool_size) for t in types}
-    return combine_pools(
-        key,
-        {t: texts for t, (texts, _) in drawn.items()},
-        seed,
-        pool_size,
-        _relations(grammar, drawn, related_share),
-    )
+    drawn = {t: draw_type_values(grammar, t, seed, pool_size) for t in json.loads(key)}
+    return _combine_all(grammar, [key], drawn, seed, pool_size, related_share)[key]
 
 
 def draw_type_pool(grammar: Grammar, type_text: str, seed: int, pool_size: int) -> list[str]:
@@ -120,20 +113,29 @@ def draw_type_values(
         drawn: dict[str, Any] = {}
         for v in draw_examples(strategy, n, type_seed):
             drawn.setdefault(literal(v, t), v)
-        values.update((text, v) for text, v in drawn.items() if text not in values)
+        for text, v in drawn.items():
+            values.setdefault(text, v)
         distinct = list(drawn)
         texts += [distinct[j % len(distinct)] for j in range(n)] if distinct else []
     random.Random(f"{seed}:{type_text}").shuffle(texts)
     return texts, values
 
 
-def _relations(
-    grammar: Grammar, drawn: Mapping[str, tuple[list[str], dict[str, Any]]], share: float
-) -> Relations | None:
-    if share <= 0:
-        return None
-    values = {t: by_text for t, (_, by_text) in drawn.items()}
-    return Relations(share, values, languages.language(grammar.language).drawn_literal)
+def _combine_all(
+    grammar: Grammar,
+    keys: Iterable[str],
+    drawn: Mapping[str, tuple[list[str], dict[str, Any]]],
+    seed: int,
+    pool_size: int,
+    related_share: float,
+) -> dict[str, list[str]]:
+    """The pools of the signatures ``keys`` from their types' ``draw_type_values``."""
+    texts = {t: pool for t, (pool, _) in drawn.items()}
+    relations = None
+    if related_share > 0:
+        values = {t: by_text for t, (_, by_text) in drawn.items()}
+        relations = Relations(related_share, values, languages.language(grammar.language).drawn_literal)
+    return {key: combine_pools(key, texts, seed, pool_size, relations) for key in keys}
 
 
 def _seed(text: str) -> int:
@@ -180,12 +182,13 @@ def combine_pools(
     rng = random.Random(f"{seed}:{key}")
     columns = [rng.sample(type_pools[t], len(type_pools[t])) for t in types]
     distinct = {t: len(set(type_pools[t])) >= DISTINCT_MIN_VALUES for t in set(types)}
-    # each later parameter of a relatable type that an earlier one shares: the earlier ones
-    earlier = {
-        k: [i for i in range(k) if types[i] == t]
-        for k, t in enumerate(types)
-        if relations is not None and relations.relatable(t)
-    }
+    # each parameter of a relatable type that earlier ones share: those earlier ones
+    earlier: dict[int, list[int]] = {}
+    if relations is not None:
+        for k, t in enumerate(types):
+            others = [i for i in range(k) if types[i] == t]
+            if others and relations.relatable(t):
+                earlier[k] = others
     related_rng = random.Random(f"{seed}:{key}:related")
     rows = []
     for j in range(pool_size):
@@ -199,7 +202,7 @@ def combine_pools(
                     break
             picks.append(column[at])
         for made, others in earlier.items():
-            if relations is not None and others and related_rng.random() < relations.share:
+            if relations is not None and related_rng.random() < relations.share:
                 text = relations.relate(
                     types[made], picks[related_rng.choice(others)], picks[made], related_rng
                 )
@@ -257,9 +260,7 @@ def draw_pools(
                 for t, pool in zip(types, procs.imap(_draw_in_worker, jobs, chunksize=1), strict=True):
                     type_pools[t] = pool
                     advance(1)
-    texts = {t: pool for t, (pool, _) in type_pools.items()}
-    relations = _relations(grammar, type_pools, related_share)
-    return {key: combine_pools(key, texts, seed, pool_size, relations) for key in keys}
+    return _combine_all(grammar, keys, type_pools, seed, pool_size, related_share)
 
 
 def candidates_for(

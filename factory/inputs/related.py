@@ -42,10 +42,11 @@ class Relations:
         literal: Callable[[Any, Type], str],
     ) -> None:
         self.share = share
-        self._values = values
+        # type -> literal text -> value: the drawn ones, then those made (a later parameter may
+        # be made from a made one)
+        self._values = {t: dict(by_text) for t, by_text in values.items()}
         self._literal = literal
         self._types: dict[str, Type] = {}
-        self._made: dict[str, dict[str, Any]] = {}  # the values made so far, by type and text
 
     def _type(self, type_text: str) -> Type:
         t = self._types.get(type_text)
@@ -66,18 +67,14 @@ class Relations:
         """The literal of a value of ``type_text`` related to ``other`` (another parameter's
         literal), made with ``own`` (the value this parameter was drawn); None when no new value
         comes of it."""
-        values, made_values = self._values[type_text], self._made.setdefault(type_text, {})
-
-        def value(text: str) -> Any:
-            return values[text] if text in values else made_values[text]
-
-        made = related_value(value(other), value(own), rng.choice(RELATIONS), rng)
+        values = self._values[type_text]
+        made = related_value(values[other], values[own], rng.choice(RELATIONS), rng)
         if made is None:
             return None
         text = self._literal(made, self._type(type_text))
         if text in (other, own):
             return None
-        made_values.setdefault(text, made)
+        values.setdefault(text, made)
         return text
 
 
