@@ -225,6 +225,12 @@ class Language(ABC):
     def strict_equal(self, a: Any, b: Any) -> bool:
         """Type-aware equality of two values (``True`` is not ``1``, ``1`` is not ``1.0``)."""
 
+    def distinct_literals_may_be_equal(self, a: str, b: str) -> bool:
+        """Whether two different literal texts (``literal``'s) may still be of strictly equal
+        values, so that only parsing both tells; by default always. A caller comparing many
+        outputs skips the parse where the language says no."""
+        return True
+
     # --- synthesis: writing and reading expressions -------------------------------------------
     @abstractmethod
     def fill(self, template: str, values: Mapping[str, str]) -> str:

@@ -107,6 +107,8 @@ def _same(a: Case, b: Case, lang: Language) -> bool:
         return False
     if a[1] == b[1]:
         return True
+    if not lang.distinct_literals_may_be_equal(a[1], b[1]):
+        return False
     return lang.strict_equal(_output_value(a[1], lang.name), _output_value(b[1], lang.name))
 
 

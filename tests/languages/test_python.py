@@ -154,3 +154,21 @@ def test_an_answer_literal_reads_the_same_from_its_node_and_from_its_text() -> N
     for read in (PYTHON.answer_literal_value, lambda n, t: Language.answer_literal_value(PYTHON, n, t)):
         with pytest.raises(ValueError):
             read(bad, "assert f(1) == g(2)")
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("{1: 'a', 2: 'b'}", "{2: 'b', 1: 'a'}"), ("[0.0]", "[-0.0]"), ("{'x', 'y'}", "{'y', 'x'}")],
+)
+def test_distinct_literals_of_equal_values_are_told_to_be_parsed(a: str, b: str) -> None:
+    assert PYTHON.strict_equal(PYTHON.parse_args(a)[0], PYTHON.parse_args(b)[0])
+    assert PYTHON.distinct_literals_may_be_equal(a, b)
+
+
+def test_distinct_literals_without_sets_dicts_or_zeros_are_unequal_values() -> None:
+    texts = ["1", "True", "1.5", "'1'", "[1, 2]", "[2, 1]", "(1,)", "[1]", "[1.5]", "None", "b'a'"]
+    for a in texts:
+        for b in texts:
+            if a != b and not PYTHON.distinct_literals_may_be_equal(a, b):
+                assert not PYTHON.strict_equal(PYTHON.parse_args(a)[0], PYTHON.parse_args(b)[0]), (a, b)
+    assert not PYTHON.distinct_literals_may_be_equal("[1, 2]", "[2, 1]")
