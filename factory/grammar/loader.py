@@ -65,7 +65,12 @@ class _Node(dict):
     key_lines: dict[str, int]
 
 
-class _LineLoader(yaml.SafeLoader):
+# libyaml's parser where PyYAML was built with it (its wheels are): the default grammars load in
+# 0.18 s instead of 0.93 s, in each of the four stages that load them.
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _LineLoader(_SafeLoader):  # type: ignore[misc,valid-type]  # whichever of the two is there
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> _Node:
         mapping = _Node(super().construct_mapping(node, deep=True))
         mapping.line = node.start_mark.line + 1
