@@ -42,8 +42,9 @@ class Var:
 
 class ScopePairs:
     """(item, variable) pairs, variable by variable, without building each pair: the draws
-    (``rng.choice``) only ask for the length and the item drawn (saves building the pairs of
-    every test over the scope to draw one, for each condition)."""
+    (``rng.choice``, ``rng.choices``) only ask for the length and the item drawn (saves building
+    the pairs of every test over the scope to draw one, for each condition, and of every
+    operation on the scope for each statement)."""
 
     def __init__(self, segments: list[tuple[Var, Sequence[Operation]]]):
         self.segments = [seg for seg in segments if seg[1]]
