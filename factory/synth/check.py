@@ -42,7 +42,7 @@ def _max_depth(node: Node, kinds: NodeKinds, depth: int = 0) -> int:
             deepest = max(deepest, _parts_depth(child, kinds, depth))
         elif child.type in kinds.definitions:
             deepest = max(deepest, 99)  # nested definitions are never generated
-        else:
+        elif child.child_count:  # (a token has nothing below it: most nodes are tokens)
             deepest = max(deepest, _max_depth(child, kinds, depth))
     return deepest
 

@@ -158,13 +158,18 @@ class Expressions:
     def anchored(self, candidates: Options) -> list[tuple[Operation, dict, Var]]:
         """Some of the candidate operations whose receiver can be a variable in scope."""
         picked = self.s.rng.sample(candidates, min(len(candidates), 12))
+        scope = self.s.scope
+        # A receiver unifies only with the variables whose type has its name (any, for a type
+        # variable): grouped once, in scope order, rather than tested for each operation picked.
+        by_name: dict[str, list[Var]] = {}
+        for var in scope:
+            by_name.setdefault(var.type.name, []).append(var)
         found = []
         for op, binding in picked:
             acts = op.mutates or op.statement
             recv = op.receiver
-            for var in self.s.scope:
-                # (A receiver of another type name cannot unify: a cheap test before unify's.)
-                if (acts and var.frozen) or not (recv.is_var or recv.name == var.type.name):
+            for var in scope if recv.is_var else by_name.get(recv.name, ()):
+                if acts and var.frozen:
                     continue
                 bound = unify(recv, var.type, binding)
                 if bound is not None:
