@@ -103,7 +103,7 @@ class _ConfigWriters:
             writer = self.writers[(config.name, split)] = ShardWriter(
                 self.root / config.name / split, self.schemas[config.source], self.rows_per_shard
             )
-        writer.write_many(rows.to_pylist())
+        writer.write_table(rows)
 
     def close(self) -> None:
         for writer in self.writers.values():
