@@ -145,31 +145,68 @@ class ShardWriter:
         self.rows_per_shard = rows_per_shard
         self.group_rows = min(group_rows, rows_per_shard)
         self.tmp_dir = temp_sibling(self.out_dir, directory=True)
-        self._buffer: list[dict[str, Any]] = []
+        self._rows: list[dict[str, Any]] = []  # rows given as dicts, not yet in _tables
+        self._tables: list[pa.Table] = []  # the rows buffered before them
+        self._buffered = 0
         self._writer: pq.ParquetWriter | None = None
         self._shards = 0
         self._in_shard = 0
         self.rows = 0
 
     def write(self, row: dict[str, Any]) -> None:
-        self._buffer.append(row)
-        if len(self._buffer) >= self.group_rows:
+        self._rows.append(row)
+        self._buffered += 1
+        if self._buffered >= self.group_rows:
             self._flush()
 
     def write_many(self, rows: Iterable[dict[str, Any]]) -> None:
         for row in rows:
             self.write(row)
 
-    def _flush(self) -> None:
-        while self._buffer:
+    def write_table(self, rows: pa.Table | pa.RecordBatch) -> None:
+        """Rows already in Arrow form, of ``schema``'s columns and types: the same shards as
+        ``write_many`` of them as dicts, without making the dicts (the assemble stage's rows come
+        from Arrow, and making their dicts and reading them back was most of its writing time)."""
+        table = pa.Table.from_batches([rows]) if isinstance(rows, pa.RecordBatch) else rows
+        if not table.schema.equals(self.schema):
+            table = table.cast(self.schema)
+        self._hold_rows()
+        self._tables.append(table)
+        self._buffered += table.num_rows
+        if self._buffered >= self.group_rows:
+            self._flush()
+
+    def _hold_rows(self) -> None:
+        if self._rows:
+            self._tables.append(pa.Table.from_pylist(self._rows, schema=self.schema))
+            self._rows = []
+
+    def _flush(self, last: bool = False) -> None:
+        """Write the buffered rows as row groups of ``group_rows`` rows counted from the first row
+        (and, ``last``, the rest), each cut where a shard ends; keep the rest buffered."""
+        self._hold_rows()
+        if not self._tables:
+            return
+        buffered = pa.concat_tables(self._tables)
+        start = 0
+        while buffered.num_rows - start >= self.group_rows or (last and start < buffered.num_rows):
+            size = min(self.group_rows, buffered.num_rows - start)
+            self._write_group(buffered.slice(start, size).combine_chunks())
+            start += size
+        rest = buffered.slice(start)
+        self._tables = [rest] if rest.num_rows else []
+        self._buffered = rest.num_rows
+
+    def _write_group(self, group: pa.Table) -> None:
+        while group.num_rows:
             if self._writer is None:
                 path = self.tmp_dir / f"part-{self._shards:05d}.parquet"
                 self._writer = pq.ParquetWriter(path, self.schema, compression="zstd")
                 self._shards += 1
                 self._in_shard = 0
-            take = min(len(self._buffer), self.rows_per_shard - self._in_shard)
-            chunk, self._buffer = self._buffer[:take], self._buffer[take:]
-            self._writer.write_table(pa.Table.from_pylist(chunk, schema=self.schema))
+            take = min(group.num_rows, self.rows_per_shard - self._in_shard)
+            self._writer.write_table(group.slice(0, take))
+            group = group.slice(take)
             self._in_shard += take
             self.rows += take
             if self._in_shard >= self.rows_per_shard:
@@ -178,7 +215,7 @@ class ShardWriter:
 
     def close(self) -> None:
         """Write what is buffered (always at least one shard, possibly empty); swap the folder in."""
-        self._flush()
+        self._flush(last=True)
         if self._writer is not None:
             self._writer.close()
             self._writer = None

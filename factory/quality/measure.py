@@ -26,7 +26,7 @@ from factory import languages
 from factory.errors import UserError
 from factory.quality.ablation import irrelevant_statements_many
 from factory.quality.probe import KIND
-from factory.quality.signature import ArgsParser, PoolIndex
+from factory.quality.signature import ArgsParser, PoolIndex, parsed_once
 from factory.quality.static import KINDS as TRIVIAL_KINDS
 from factory.quality.static import StaticFacts, TrivialOp
 from factory.sandbox.trusted.pool import WorkerPool
@@ -169,8 +169,9 @@ def _measure_language(
     """Measure the programs of one language, in one pool of its ``measure`` facet's worker."""
     lang = languages.language(language)
     facet = lang.facet("measure")
+    parse_args = parsed_once(lang.parse_args)
     for m in measured:
-        m.strings, m.four_letter_strings = _string_counts(m.program, lang.parse_args)
+        m.strings, m.four_letter_strings = _string_counts(m.program, parse_args)
     # A generator: the pool reads the payloads as it needs them, so drawing overlaps the runs.
     payloads = (_payload(m.program, pools(m.program) if pools else None) for m in measured)
     with WorkerPool(
@@ -185,7 +186,7 @@ def _measure_language(
             for m in measured
             if m.facts is not None
             and (ablate is None or m.program.key in ablate)
-            and _literal_inputs(m.program, lang.parse_args)
+            and _literal_inputs(m.program, parse_args)
         ]
         removed = irrelevant_statements_many(
             [(m.program.source, m.program.entry, list(m.program.inputs)) for m in chosen],
@@ -372,16 +373,22 @@ def pool_finder(
 ) -> Callable[[Program], Sequence[str] | None]:
     """A program's pool of random argument lists (``pools``: per language), found from its own
     arguments (``factory.quality.signature``, on the values of its language's ``measure`` facet);
-    None when none fits."""
+    None when none fits (worked out once per language and arguments: it is asked twice)."""
     indexes = {
-        name: PoolIndex(pools[name], languages.language(name).facet("measure").shape_args)
+        name: PoolIndex(pools[name], parsed_once(languages.language(name).facet("measure").shape_args))
         for name in sorted({p.language for p in programs})
         if pools.get(name)
     }
+    keys: dict[tuple[str, tuple[str, ...]], str | None] = {}
 
     def pool_of(program: Program) -> Sequence[str] | None:
         index = indexes.get(program.language)
-        key = index.signature(program.inputs) if index else None
+        if index is None:
+            return None
+        asked = (program.language, program.inputs)
+        if asked not in keys:
+            keys[asked] = index.signature(program.inputs)
+        key = keys[asked]
         return None if key is None else pools[program.language][key]
 
     return pool_of

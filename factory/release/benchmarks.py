@@ -12,17 +12,22 @@ not indexed. Without that, a short program of ours was mostly its function heade
 
 from __future__ import annotations
 
-import ast
 import gzip
 import json
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from factory.errors import UserError
 from factory.params import BenchmarkSpec
-from factory.release.normalize import ast_keys, ngrams, parse, token_stream
+from factory.release.normalize import Fingerprint, fingerprint
+
+#: How fingerprints of many sources are computed: ``map`` (the default) or a process pool's map,
+#: the results in the order of the sources.
+FingerprintMap = Callable[[Callable[[str], Fingerprint | None], Iterable[str]], Iterable[Fingerprint | None]]
 
 
 def load_records(path: Path) -> list[dict[str, Any]]:
@@ -83,44 +88,49 @@ class BenchmarkIndex:
         literals: str = "keep",
         root: Path = Path("."),
         common: int | None = None,
+        fingerprints: FingerprintMap = map,
     ) -> BenchmarkIndex:
         index = cls(n, threshold, literals, common)
         for spec in specs:
-            index.add(spec.name, benchmark_programs(spec, root))
+            index.add(spec.name, benchmark_programs(spec, root), fingerprints)
         return index
 
-    def add(self, name: str, programs: list[str]) -> None:
+    def fingerprinter(self) -> Callable[[str], Fingerprint | None]:
+        """The function that gives a source's fingerprint as this index reads it (its n and
+        literals), for a ``FingerprintMap``."""
+        return partial(fingerprint, n=self.n, literals=self.literals)
+
+    def add(self, name: str, programs: list[str], fingerprints: FingerprintMap = map) -> None:
         bit = 1 << len(self.names)
         self.names.append(name)
         self.programs[name] = 0
         found: Counter = Counter()  # gram -> programs of this benchmark holding it
-        for source in programs:
-            tree = parse(source)
-            if tree is None:
+        for program in fingerprints(self.fingerprinter(), programs):
+            if program is None:
                 continue
             self.programs[name] += 1
-            for key in ast_keys(tree, self.literals):
+            for key in program.keys:
                 self.keys[key].add(name)
-            found.update(ngrams(token_stream(tree), self.n))
+            found.update(program.grams)
         for gram, count in found.items():
             if self.common is None or count <= self.common:
                 self.grams[gram] |= bit
 
     def match(self, source: str) -> tuple[str, str] | None:
         """(benchmark, method) of the first benchmark that contaminates ``source``, or None."""
-        tree = parse(source)
-        return None if tree is None else self.match_tree(tree)
+        program = self.fingerprinter()(source)
+        return None if program is None else self.match_fingerprint(program)
 
-    def match_tree(self, tree: ast.Module) -> tuple[str, str] | None:
-        """``match`` of an already parsed program (``normalize.parse``; the tree is not changed).
+    def match_fingerprint(self, program: Fingerprint) -> tuple[str, str] | None:
+        """``match`` of a program's fingerprint (``fingerprinter()``'s).
 
         ``method`` is ``ast`` (a renamed-AST key matched) or ``ngram`` (the n-gram share reached
         the threshold); the AST match wins, then the benchmark with the largest n-gram share.
         """
-        for key in sorted(ast_keys(tree, self.literals)):
+        for key in sorted(program.keys):
             if key in self.keys:
                 return min(self.keys[key], key=self.names.index), "ast"
-        grams = ngrams(token_stream(tree), self.n)
+        grams = program.grams
         if not grams:
             return None
         hits = [0] * len(self.names)

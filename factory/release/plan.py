@@ -25,8 +25,9 @@ from factory.errors import UserError
 from factory.io import shard_paths
 from factory.params import AssembleParams
 from factory.progress import progress
-from factory.release.benchmarks import BENCHMARK_LANGUAGE, BenchmarkIndex
+from factory.release.benchmarks import BENCHMARK_LANGUAGE, BenchmarkIndex, FingerprintMap
 from factory.release.configs import ConfigSpec
+from factory.release.normalize import Fingerprint, parse, program_key
 from factory.release.splits import SPLITS, select_by_shares, split_of, unit_hash
 from factory.stage import DEFAULT_LANGUAGE
 
@@ -99,16 +100,25 @@ def _program_ids() -> pl.Expr:
     return pl.when(given).then(pid).otherwise(computed).alias("program_id")
 
 
-def decide_programs(rows: pl.DataFrame, params: AssembleParams, index: BenchmarkIndex) -> pl.DataFrame:
+def decide_programs(
+    rows: pl.DataFrame, params: AssembleParams, index: BenchmarkIndex, fingerprints: FingerprintMap = map
+) -> pl.DataFrame:
     """One row per program of ``rows``, judged on the source of its first row that is not an exact
-    duplicate: ``PROGRAM_SCHEMA``."""
+    duplicate: ``PROGRAM_SCHEMA``. ``fingerprints``: how the Python programs' fingerprints are
+    computed (``benchmarks.FingerprintMap``)."""
     firsts = rows.filter(pl.col("task_id").is_first_distinct()).unique(
         "program_id", keep="first", maintain_order=True
     )
+    firsts = firsts.select("program_id", "source", "language")
+    python = firsts.filter(pl.col("language") == BENCHMARK_LANGUAGE).get_column("source").to_list()
+    python_prints = iter(fingerprints(index.fingerprinter(), python))
     decisions = []
     with progress("assemble: dedup and decontaminate", firsts.height) as advance:
-        for pid, source, language in firsts.select("program_id", "source", "language").iter_rows():
-            decisions.append(_decide(pid, source, language, params, index))
+        for pid, source, language in firsts.iter_rows():
+            if language == BENCHMARK_LANGUAGE:
+                decisions.append(_decide_python(pid, source, next(python_prints), params, index))
+            else:
+                decisions.append(_decide(pid, source, language, params))
             advance(1)
     programs = pl.DataFrame(decisions, schema=PROGRAM_SCHEMA, orient="row")
     first_of_key = pl.col("program_id").min().over("key")
@@ -118,23 +128,41 @@ def decide_programs(rows: pl.DataFrame, params: AssembleParams, index: Benchmark
     )
 
 
-def _decide(
-    pid: str, source: str, language: str, params: AssembleParams, index: BenchmarkIndex
+def _decide_python(
+    pid: str, source: str, program: Fingerprint | None, params: AssembleParams, index: BenchmarkIndex
 ) -> tuple[Any, ...]:
-    """(program_id, split, drop, method, key) of one program in ``language``, before near
-    duplicates are known. The benchmarks are Python programs (``BENCHMARK_LANGUAGE``): only
-    Python programs are matched against them; a near-duplicate key names its language."""
+    """(program_id, split, drop, method, key) of one program in ``BENCHMARK_LANGUAGE`` (Python),
+    before near duplicates are known: the benchmarks' language, so it is matched against them
+    (``program``: its fingerprint as the index reads it)."""
+    split = split_of(pid, params.test_share)
+    if program is None:
+        return pid, split, "unparsable", None, None
+    hit = index.match_fingerprint(program)
+    if hit is not None:
+        return pid, split, f"contaminated:{hit[0]}", hit[1], None
+    if params.near_dup_literals == index.literals:
+        key = program.key
+    else:
+        tree = parse(source)
+        assert tree is not None  # it gave a fingerprint
+        key = program_key(tree, params.near_dup_literals)
+    return pid, split, None, None, _named(key, BENCHMARK_LANGUAGE)
+
+
+def _decide(pid: str, source: str, language: str, params: AssembleParams) -> tuple[Any, ...]:
+    """(program_id, split, drop, method, key) of one program in another ``language`` than the
+    benchmarks': not matched against them."""
     split = split_of(pid, params.test_share)
     normalize = languages.language(language).facet("normalize")
     tree = normalize.parse(source)
     if tree is None:
         return pid, split, "unparsable", None, None
-    if language == BENCHMARK_LANGUAGE:
-        hit = index.match_tree(tree)
-        if hit is not None:
-            return pid, split, f"contaminated:{hit[0]}", hit[1], None
-    key = normalize.program_key(tree, params.near_dup_literals)
-    return pid, split, None, None, key if language == DEFAULT_LANGUAGE else f"{language}:{key}"
+    return pid, split, None, None, _named(normalize.program_key(tree, params.near_dup_literals), language)
+
+
+def _named(key: str, language: str) -> str:
+    """A near-duplicate key that names its language (but the default language's)."""
+    return key if language == DEFAULT_LANGUAGE else f"{language}:{key}"
 
 
 def plan_rows(rows: pl.DataFrame, programs: pl.DataFrame, configs: list[ConfigSpec]) -> pl.DataFrame:

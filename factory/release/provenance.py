@@ -48,7 +48,9 @@ def stage_revisions(lock_path: Path, skip: str = "assemble") -> dict[str, str]:
     if not lock_path.is_file():
         return {}
     try:
-        lock = yaml.safe_load(lock_path.read_text()) or {}
+        # libyaml's loader where PyYAML has it: the pure-Python one took 0.3 s of the stage on
+        # dvc.lock (same data: the resolvers of both are SafeLoader's)
+        lock = yaml.load(lock_path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     except yaml.YAMLError:
         raise UserError(f"{lock_path}: not valid YAML") from None
     revisions = {}

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from factory.errors import UserError
 from factory.grammar.loader import load_grammar
 from factory.quality.measure import (
     ALL,
@@ -17,7 +18,7 @@ from factory.quality.measure import (
     release_quality,
     summarize,
 )
-from factory.quality.signature import PoolIndex, grammar_signature, shape_of
+from factory.quality.signature import PoolIndex, grammar_signature, parsed_once, shape_of
 
 INTS = [str(i) for i in range(-5, 30)]
 LISTS = ["[3, 1, 2]", "[5]", "[]", "[7, 7, 1, 0]", "[2, 4, 6, 8]", "[9, -1]", "[1, 2, 3, 4, 5]", "[0, 0]"]
@@ -180,3 +181,20 @@ def test_release_quality_without_pools_leaves_the_random_figures_out() -> None:
     figures = quality["figures"]["1"]
     assert figures["constant_output"] is None and figures["random_solves_input_item"] is None
     assert figures["irrelevant_statements"] == 0.0 and figures["clean"] == 1.0
+
+
+def test_parsed_once_reads_a_text_once_and_fails_alike_again() -> None:
+    read: list[str] = []
+
+    def parse(text: str) -> tuple[int, ...]:
+        read.append(text)
+        if not text.isdigit():
+            raise UserError(f"not a number: {text}")
+        return (int(text),)
+
+    once = parsed_once(parse)
+    assert once("1") == once("1") == (1,)
+    for _ in range(2):
+        with pytest.raises(UserError, match="not a number: x"):
+            once("x")
+    assert read == ["1", "x"]

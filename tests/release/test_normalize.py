@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from factory.errors import UserError
 from factory.params import AssembleParams
 from factory.release.benchmarks import BenchmarkIndex, load_records
-from factory.release.normalize import ast_keys, parse, program_key, token_stream
+from factory.release.normalize import ast_keys, fingerprint, ngrams, parse, program_key, token_stream
 
 A = "def f(xs, k):\n    '''doc'''\n    out = xs.copy()  # note\n    out.append(k)\n    return len(out) + 1\n"
 B = "def g(items, v):\n    res = items.copy()\n    res.append(v)\n    return len(res)+1\n"
@@ -29,6 +30,21 @@ def test_structure_and_literals_matter_unless_abstracted() -> None:
     assert program_key(parse(other_literal)) != program_key(parse(B))
     assert program_key(parse(other_literal), "abstract") == program_key(parse(B), "abstract")
     assert program_key(parse(other_op), "abstract") != program_key(parse(B), "abstract")
+
+
+def test_a_fingerprint_is_the_keys_and_ngrams_of_the_program() -> None:
+    nested = A + "\nclass K:\n    def m(self):\n        'doc'\n        return 1\n"
+    for source in (A, B, nested):
+        for literals in ("keep", "abstract"):
+            program, tree = fingerprint(source, 12, literals), parse(source)
+            assert program is not None and tree is not None
+            assert program.key == program_key(tree, literals)
+            assert program.keys == ast_keys(tree, literals)
+            assert program.grams == ngrams(token_stream(tree), 12)
+    tree = parse(nested)
+    assert tree is not None and len(ast_keys(tree)) == 3  # the module, f, K.m
+    assert "doc" not in ast.unparse(tree)  # docstrings of nested definitions go too
+    assert fingerprint("def f(:\n", 12) is None
 
 
 @pytest.fixture(scope="module")
