@@ -1,4 +1,5 @@
-"""Parquet shards and JSON written atomically, plus the provenance every artifact records."""
+"""Parquet shards and JSON written atomically, the provenance every artifact records, and the YAML
+loader the project reads its YAML files with."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
 
 import factory
 from factory.errors import UserError
@@ -24,6 +26,11 @@ SHARD_GLOB = "part-*.parquet"
 #: Temporary names beside an output: ``.<name>.tmp-<pid>-<random>``. The pid tells a stale one (its
 #: writer was killed) from one being written now.
 TMP_MARK = ".tmp-"
+
+#: PyYAML's safe loader in C (libyaml) where PyYAML was built with it, as its wheels are, else the
+#: pure-Python one: the same data and line marks, read 5-7x faster (measured: the Python grammar
+#: 0.93 -> 0.18 s, dvc.lock 0.3 -> 0.05 s). Its syntax errors are worded libyaml's way.
+SAFE_YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _umask() -> int:

@@ -94,8 +94,8 @@ class _KeyWriter:
 
     The text is ``Type(field,...,)`` with a list as ``[item,...,]`` and any other value as its
     ``repr``. What to do with each field of a node type is worked out once per type
-    (``_fields``), and a field's value is written in the loop, not by another call: the writer
-    runs on every node of every program and benchmark program, and this halved its time.
+    (``_fields``): the writer runs on every node of every program and benchmark program, and
+    this halved its time.
     """
 
     def __init__(self, abstract_literals: bool) -> None:
@@ -122,27 +122,23 @@ class _KeyWriter:
                 value = [self._new(v) for v in value] if isinstance(value, list) else self._new(value)
             elif how is _LITERAL and self.abstract:
                 value = type(value).__name__
-            if isinstance(value, ast.AST):
-                self.write(value)
-            elif isinstance(value, list):
-                self._write_list(value)
-            else:
-                out.append(repr(value))
+            self._write_value(value)
             out.append(",")
         out.append(")")
 
-    def _write_list(self, items: list[object]) -> None:
-        out = self.parts
-        out.append("[")
-        for item in items:
-            if isinstance(item, ast.AST):
-                self.write(item)
-            elif isinstance(item, list):
-                self._write_list(item)
-            else:
-                out.append(repr(item))
-            out.append(",")
-        out.append("]")
+    def _write_value(self, value: object) -> None:
+        """A field's value: a node, a list as ``[item,...,]``, anything else as its ``repr``."""
+        if isinstance(value, ast.AST):
+            self.write(value)
+        elif isinstance(value, list):
+            out = self.parts
+            out.append("[")
+            for item in value:
+                self._write_value(item)
+                out.append(",")
+            out.append("]")
+        else:
+            self.parts.append(repr(value))
 
 
 _MISSING = object()

@@ -48,28 +48,16 @@ class ScopePairs:
 
     def __init__(self, segments: list[tuple[Var, Sequence[Operation]]]):
         self.segments = [seg for seg in segments if seg[1]]
-        # Where each segment ends, counted at the first draw: most pairs built are only tested
-        # for being empty (measured: counting them for every one cost 0.7% of the stage's work).
-        self._ends: list[int] = []
-
-    def __bool__(self) -> bool:
-        return bool(self.segments)
+        self.ends = list(accumulate(len(ops) for _, ops in self.segments))
 
     def __len__(self) -> int:
-        ends = self._bounds()
-        return ends[-1] if ends else 0
+        return self.ends[-1] if self.ends else 0
 
     def __getitem__(self, i: int) -> tuple[Operation, Var]:
-        ends = self._bounds()
-        k = bisect_right(ends, i)
+        k = bisect_right(self.ends, i)
         v, ops = self.segments[k]
-        start = ends[k - 1] if k else 0
+        start = self.ends[k - 1] if k else 0
         return ops[i - start], v
-
-    def _bounds(self) -> list[int]:
-        if not self._ends and self.segments:
-            self._ends = list(accumulate(len(ops) for _, ops in self.segments))
-        return self._ends
 
 
 def variants(grammar: Grammar, target: str) -> tuple[Operation, ...]:
