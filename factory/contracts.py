@@ -57,6 +57,18 @@ CASES_SCHEMA = pa.schema(
 )
 
 #: inputs → phase2: the argument pool Hypothesis drew for each signature.
+#: inputs → phase2: the candidates of each kept program that ran ``ok`` (under the first hash seed)
+#: and were not kept, in draw order, with their outputs: the phase2 stage's hidden tests.
+SPARES_SCHEMA = pa.schema(
+    [
+        ("program_id", pa.string()),
+        ("language", pa.string()),
+        ("args", pa.string()),
+        ("output_repr", pa.string()),
+        ("output_type", pa.string()),
+    ]
+)
+
 POOLS_SCHEMA = pa.schema(
     [("language", pa.string()), ("signature", pa.string()), ("args", pa.list_(pa.string()))]
 )
@@ -214,5 +226,6 @@ CASES = TableContract(
 EXECUTIONS = TableContract(
     "executions", ("case_id", "program_id", "source", "entry", "args", "tier", "status"), "execute"
 )
+SPARES = TableContract("spares", ("program_id", "args", "output_repr", "output_type"), "inputs")
 TRACES = TableContract("traces", ("case_id", "source", "entry", "args", "trace"), "trace")
 TASKS = TableContract("tasks", tuple(f.name for f in TASKS_SCHEMA if not f.nullable), "tasks")

@@ -150,7 +150,9 @@ class Phase2Params(_Section):
     min_examples: int = Field(2, ge=1, le=20)
     hidden_tests: int = Field(8, ge=1, le=100, description="hidden unit tests per item (at most)")
     min_hidden_tests: int = Field(3, ge=1, le=100)
-    candidates: int = Field(12, ge=1, le=1000, description="extra argument lists drawn per program")
+    candidates: int = Field(
+        12, ge=1, le=1000, description="fresh argument lists drawn for a program whose spares fall short"
+    )
     rows_per_shard: int = Field(50_000, ge=100)
 
     @model_validator(mode="after")

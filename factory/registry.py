@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from factory.contracts import CASES, EXECUTIONS, PROGRAMS, TASKS, TRACES, TableContract
+from factory.contracts import CASES, EXECUTIONS, PROGRAMS, SPARES, TASKS, TRACES, TableContract
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,7 @@ STAGES: tuple[StageSpec, ...] = (
             ("--out", "data/cases"),
             ("--stats", "data/metrics/inputs.json"),
             ("--pools", "data/pools"),
+            ("--spares", "data/spares"),
         ),
         reads=(("--programs", PROGRAMS),),
         summary="Hypothesis inputs per program, chosen for line coverage",
@@ -104,11 +105,12 @@ STAGES: tuple[StageSpec, ...] = (
         options=(
             ("--programs", "data/programs"),
             ("--executions", "data/executions"),
+            ("--spares", "data/spares"),
             ("--pools", "data/pools"),
             ("--out", "data/phase2"),
             ("--stats", "data/metrics/phase2.json"),
         ),
-        reads=(("--programs", PROGRAMS), ("--executions", EXECUTIONS)),
+        reads=(("--programs", PROGRAMS), ("--executions", EXECUTIONS), ("--spares", SPARES)),
         summary="Code-generation items with hidden tests",
     ),
     StageSpec(

@@ -227,7 +227,7 @@ def olah_hub(tmp_path_factory: pytest.TempPathFactory):
 def data_chain(tmp_path_factory: pytest.TempPathFactory):
     """``data_chain(tiers)``: the default params restricted to ``tiers`` through synthesize →
     inputs → execute, in-process; returns ``(folder, params)`` (``programs``, ``cases``,
-    ``executions`` and ``params.yaml`` in the folder). Built once per tiers in a session."""
+    ``spares``, ``executions`` and ``params.yaml`` in the folder). Built once per tiers in a session."""
     import yaml
 
     from factory.execute.stage import run_execute_stage
@@ -249,7 +249,7 @@ def data_chain(tmp_path_factory: pytest.TempPathFactory):
             run_synthesize_stage(p.seed, p.synthesize, root / "programs", root / "synthesize.json")
             run_inputs_stage(
                 p.seed, p.inputs, p.execute, p.synthesize.grammars,
-                root / "programs", root / "cases", root / "inputs.json",
+                root / "programs", root / "cases", root / "inputs.json", spares_dir=root / "spares",
             )  # fmt: skip
             run_execute_stage(root / "cases", root / "executions", root / "execute.json", p.execute)
             built[tiers] = (root, p)

@@ -80,6 +80,10 @@ def inputs(
     out: Annotated[Path, typer.Option(help="Output folder: case shards.")] = _default("inputs", "--out"),
     stats: Stats = _default("inputs", "--stats"),
     pools: Annotated[Path | None, typer.Option(help="Also save the drawn argument pools here.")] = None,
+    spares: Annotated[
+        Path | None,
+        typer.Option(help="Also save the spares here: the candidates that ran but were not kept."),
+    ] = None,
 ) -> None:
     from factory.inputs.stage import run_inputs_stage
 
@@ -97,6 +101,7 @@ def inputs(
         stats,
         pools,
         p.trace.max_steps,
+        spares_dir=spares,
     )
 
 
@@ -153,12 +158,16 @@ def phase2(
     executions: Annotated[Path, typer.Option(help="Executions (the execute stage's).")] = _default(
         "phase2", "--executions"
     ),
+    spares: Annotated[
+        Path, typer.Option(help="Spares (the inputs stage's): the hidden tests come from them.")
+    ] = _default("phase2", "--spares"),
     out: Annotated[Path, typer.Option(help="Output folder: item shards.")] = _default("phase2", "--out"),
     stats: Stats = _default("phase2", "--stats"),
     pools: Annotated[
         Path | None,
         typer.Option(
-            help="Argument pools saved by the inputs stage (else drawn here with the phase-2 seed)."
+            help="Argument pools saved by the inputs stage, for the fresh draws (else drawn here "
+            "with the phase-2 seed)."
         ),
     ] = None,
 ) -> None:
@@ -167,7 +176,7 @@ def phase2(
     from factory.phase2.stage import run_phase2_stage
 
     p = _params(params, "phase2")
-    _check_inputs("phase2", programs=programs, executions=executions)
+    _check_inputs("phase2", programs=programs, executions=executions, spares=spares)
     if pools is not None:
         hint = "pass the --pools folder of the inputs stage"
         require_columns(pools, POOLS_SCHEMA.names, "argument pools", hint)
@@ -181,6 +190,7 @@ def phase2(
         p.synthesize.grammars,
         programs,
         executions,
+        spares,
         out,
         stats,
         pools,

@@ -206,6 +206,23 @@ class Executor:
         for results in map_pools(self.pools, kind, payloads, affinity=_by_source):
             yield combine(results, agree, self.language)
 
+    def confirm(
+        self, cases: Sequence[dict[str, Any]], firsts: Sequence[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The verdicts of cases already run under the first hash seed (``firsts[i]``: the result of
+        ``cases[i]``, e.g. a quality job's run): each case runs under the other seeds only (the pools
+        after the first) and the runs are combined as ``run`` combines them."""
+        if len(self.pools) < 2:
+            raise ValueError("confirm needs the pools of two hash seeds (an Executor made once=True has one)")
+        payloads = [payload_of(case) for case in cases]
+        if self._ship_code:
+            payloads = [self._with_code(payload) for payload in payloads]
+        runs = map_pools(self.pools[1:], "run", payloads, affinity=_by_source)
+        return [
+            combine([first, *results], None, self.language)
+            for first, results in zip(firsts, runs, strict=True)
+        ]
+
     def _verdict(self, results: list[dict[str, Any]]) -> dict[str, Any]:
         return combine(results, None, self.language)
 

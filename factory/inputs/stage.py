@@ -40,7 +40,7 @@ from typing import Any
 
 from factory import languages
 from factory.backend import Backend, Shards, run_shards
-from factory.contracts import CASES_SCHEMA
+from factory.contracts import CASES_SCHEMA, SPARES_SCHEMA
 from factory.grammar.loader import StageGrammars
 from factory.grammar.model import Grammar
 from factory.inputs.pools import candidates_for, draw_pools, write_pools
@@ -250,12 +250,14 @@ class _Config:
 @dataclass(frozen=True)
 class _Checked:
     """What one program became: its case rows, or the drop reason; the statuses of its candidate
-    runs (``STOPPED`` for the three stops) and of its ablation job (None: none ran)."""
+    runs (``STOPPED`` for the three stops) and of its ablation job (None: none ran); the spare
+    rows of a kept program (``_spare``)."""
 
     rows: list[dict[str, Any]]
     drop: str | None
     statuses: list[str]
     ablation: str | None
+    spares: list[dict[str, Any]]
 
 
 @contextlib.contextmanager
@@ -307,7 +309,7 @@ def _check(
             _ablate(ablation_pool, batch, judged, two_way)
         for program, j, ran in zip(batch, judged, statuses, strict=True):
             if j.drop is not None:
-                yield _Checked([], j.drop, ran, j.ablation)
+                yield _Checked([], j.drop, ran, j.ablation, [])
                 continue
             outputs = Counter(run["output_repr"] for run in j.runs)
             rows = [
@@ -319,7 +321,8 @@ def _check(
                 )
                 for i in j.chosen
             ]
-            yield _Checked(rows, None, ran, j.ablation)
+            spares = [_spare(program, j.args[i], j.runs[i]) for i in range(len(j.args)) if i not in j.chosen]
+            yield _Checked(rows, None, ran, j.ablation, spares)
 
 
 def run_inputs_stage(
@@ -333,11 +336,14 @@ def run_inputs_stage(
     pools_dir: str | Path | None = None,
     max_steps: int = TraceParams().max_steps,
     *,
+    spares_dir: str | Path | None = None,
     backend: Backend | None = None,
 ) -> StageStats:
     """Draw, run, choose and check the inputs of every program; write ``out_dir`` (cases), the
-    stats and, when ``pools_dir`` is given, the drawn pools (the phase2 stage samples its hidden
-    tests there). ``grammar_dirs``: the grammar folder of each language of the programs
+    stats, when ``pools_dir`` is given the drawn pools (the release's quality figures draw from
+    them), and when ``spares_dir`` is given the spares: each kept program's other candidates that
+    ran ``ok``, with their outputs (``SPARES_SCHEMA``; the phase2 stage's hidden tests come from
+    them). ``grammar_dirs``: the grammar folder of each language of the programs
     (``synthesize.grammars``); each program runs with its language's facets. A candidate past
     ``max_steps`` line events (the trace stage's limit) is not kept. ``backend``: where the
     programs' candidates run (default local). UserError when a language lacks a facet the stage
@@ -388,7 +394,8 @@ def run_inputs_stage(
         normalize = normalizers[language_of(program)]
         tree = normalize.parse(program["source"])
         shapes.add(program["program_id"] if tree is None else normalize.program_key(tree))
-        return Outcome(checked.rows, tier=program["tier"])
+        spares = checked.spares if spares_dir is not None else ()
+        return Outcome(checked.rows, tier=program["tier"], side_rows=spares)
 
     def language_outcomes(language: str, programs: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
         config = _Config(seed, params, execute, grammars[language], pools[language], max_steps)
@@ -444,9 +451,10 @@ def run_inputs_stage(
 
     rows = (row for batch in iter_rows(programs_dir, batch_rows=256) for row in batch)
     output = Output(out_dir, CASES_SCHEMA, params.rows_per_shard)
+    spares = None if spares_dir is None else Output(spares_dir, SPARES_SCHEMA, params.rows_per_shard)
     stats = run_stage(
         "inputs", rows, outcomes, output, stats_path, total=count_rows(programs_dir), extra=extra,
-        label="inputs: run candidates",
+        side_output=spares, label="inputs: run candidates",
     )  # fmt: skip
     if pools_dir is not None:
         write_pools(pools, pools_dir)
@@ -460,6 +468,17 @@ def _check_facets(language: languages.Language) -> Any:
     language.facet("quality")
     language.facet("analysis")
     return language.facet("normalize")
+
+
+def _spare(program: dict[str, Any], args: str, run: dict[str, Any]) -> dict[str, Any]:
+    """The spares-table row of a candidate of ``program`` that ran ``ok`` and was not kept."""
+    return {
+        "program_id": program["program_id"],
+        "language": language_of(program),
+        "args": args,
+        "output_repr": run["output_repr"],
+        "output_type": run["output_type"],
+    }
 
 
 def _case(program: dict[str, Any], args: str, n_lines: int, output_share: float) -> dict[str, Any]:

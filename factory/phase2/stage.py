@@ -1,15 +1,18 @@
-"""The phase2 stage: programs + executions → code-generation items with hidden tests.
+"""The phase2 stage: programs + executions + spares → code-generation items with hidden tests.
 
 For each program, the shown examples are its ``ok`` executed cases (the inputs stage chose them
 for line coverage, which makes them the most telling examples), up to ``phase2.examples``. The
-default params keep 3 cases per program, too few to also hold tests out, so this stage draws
-``phase2.candidates`` *extra* argument lists per program with the inputs stage's own machinery
-(Hypothesis pools per signature, a per-program seeded sample; a seed of its own, so the draws
-differ from the inputs stage's) and runs them in the trusted sandbox pool under both hash seeds,
-exactly as the execute stage does; ``ok`` results (deterministic, literal output) whose
-arguments differ from the shown ones become the hidden tests, new outputs first. This leaves the
-phase-1 data as it is (raising ``inputs.per_program`` would change every phase-1 item) and costs
-a few seconds.
+hidden tests come from the cases left: the program's other executed cases, then its spares (the
+candidates the inputs stage ran ``ok`` and did not keep, with their outputs under the first hash
+seed). Arguments that differ from the shown ones are taken, new outputs first, then outputs a
+memorizer of the examples gets wrong; each spare taken runs again under the other hash seeds
+and stays only where the runs agree, as the execute stage decides. A program left with fewer
+than ``phase2.hidden_tests``, or with tests that a memorizer of the examples passes, gets
+``phase2.candidates`` fresh argument lists, drawn with the inputs stage's machinery (its saved
+pools, a per-program seeded sample, a seed of its own) and run under both seeds, and its tests
+are chosen again. This leaves the phase-1 data as they are (raising ``inputs.per_program`` would
+change every phase-1 item), and runs about 16,500 cases where drawing 12 new argument lists for
+every program ran 41,600 (``bench/README.md``).
 
 The item's text is its language's (the grammar's; ``items.codegen``: signature, tests, examples),
 and outputs are compared with that language's value model.
@@ -29,7 +32,7 @@ import itertools
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +40,7 @@ from factory import languages
 from factory.backend import Backend, Shards, run_shards
 from factory.contracts import PHASE2_SCHEMA
 from factory.errors import UserError
-from factory.execute.runner import Executor, with_cpus
+from factory.execute.runner import Executor
 from factory.grammar.loader import StageGrammars
 from factory.grammar.model import Grammar
 from factory.inputs.pools import candidates_for, draw_pools, read_pools
@@ -45,6 +48,8 @@ from factory.io import count_rows, iter_rows
 from factory.languages import Language
 from factory.params import ExecuteParams, InputsParams, Phase2Params
 from factory.phase2.items import FAMILY, codegen, synth_prompt, task_id
+from factory.sandbox.trusted.pool import default_workers
+from factory.sandbox.trusted.worker import OK
 from factory.stage import Outcome, Output, Tally, chunks, language_of, run_stage
 from factory.stats import StageStats
 
@@ -53,31 +58,27 @@ BATCH = 256
 Case = tuple[str, str, str]  # (args, output_repr, output_type)
 
 
-def _seed(seed: int) -> int:
-    """The phase-2 draw seed: derived from the pipeline seed, different from the inputs stage's."""
-    return int(hashlib.sha256(f"{seed}:phase2".encode()).hexdigest()[:12], 16)
-
-
-def _ok_cases_by_program(executions_dir: str | Path) -> Iterator[tuple[str, list[Case]]]:
-    """(program_id, ok cases) per program, in table order (the inputs stage writes a program's
-    cases together and the execute stage keeps the order)."""
+def _ok_cases_by_program(folder: str | Path) -> Iterator[tuple[str, list[Case]]]:
+    """(program_id, ok cases) per program, in table order, of the executions (their ``status``) or
+    the spares (every one ok); the inputs stage writes a program's rows together and the execute
+    stage keeps the order."""
     current: str | None = None
     cases: list[Case] = []
-    for batch in iter_rows(executions_dir):
+    for batch in iter_rows(folder):
         for row in batch:
             if row["program_id"] != current:
                 if current is not None:
                     yield current, cases
                 current, cases = row["program_id"], []
-            if row["status"] == "ok":
+            if row.get("status", OK) == OK:
                 cases.append((row["args"], row["output_repr"], row["output_type"]))
     if current is not None:
         yield current, cases
 
 
-def _with_cases(programs_dir: str | Path, executions_dir: str | Path) -> Iterator[tuple[dict, list[Case]]]:
-    """Each program with its ok executed cases (programs without cases get an empty list)."""
-    groups = _ok_cases_by_program(executions_dir)
+def _joined(programs_dir: str | Path, folder: str | Path) -> Iterator[tuple[dict, list[Case]]]:
+    """Each program with its ok cases in ``folder`` (programs without any get an empty list)."""
+    groups = _ok_cases_by_program(folder)
     pending = next(groups, None)
     for batch in iter_rows(programs_dir, batch_rows=BATCH):
         for program in batch:
@@ -88,9 +89,26 @@ def _with_cases(programs_dir: str | Path, executions_dir: str | Path) -> Iterato
                 yield program, []
     if pending is not None:
         raise UserError(
-            f"{executions_dir}: program {pending[0]} is not in {programs_dir} or not in its order "
+            f"{folder}: program {pending[0]} is not in {programs_dir} or not in its order "
             "(rebuild the inputs and execute stages from these programs)"
         )
+
+
+def _seed(seed: int) -> int:
+    """The phase-2 draw seed: derived from the pipeline seed, different from the inputs stage's."""
+    return int(hashlib.sha256(f"{seed}:phase2".encode()).hexdigest()[:12], 16)
+
+
+_Unit = tuple[dict[str, Any], list[Case], list[Case]]  # (program, ok executed cases, spares)
+
+
+def _units(programs_dir: str | Path, executions_dir: str | Path, spares_dir: str | Path) -> Iterator[_Unit]:
+    """Each program with its ok executed cases and its spares."""
+    spares = _joined(programs_dir, spares_dir)
+    for program, cases in _joined(programs_dir, executions_dir):
+        other, spare = next(spares)
+        assert other["program_id"] == program["program_id"]
+        yield program, cases, spare
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -114,8 +132,9 @@ def _same(a: Case, b: Case, lang: Language) -> bool:
 
 def choose_hidden(shown: list[Case], ran: list[Case], k: int, language: str = "python") -> list[Case]:
     """Up to ``k`` hidden cases among ``ran`` (in draw order): arguments not among the shown ones,
-    each argument list once; outputs not seen yet first, then the others (``language``: whose
-    value model compares outputs)."""
+    each argument list once; outputs not seen yet first, then outputs other than the one a
+    memorizer of the shown examples answers (``memorizer_fails``), then the others
+    (``language``: whose value model compares outputs)."""
     lang = languages.language(language)
     taken = {args for args, _, _ in shown}
     fresh: list[Case] = []
@@ -124,14 +143,24 @@ def choose_hidden(shown: list[Case], ran: list[Case], k: int, language: str = "p
             taken.add(case[0])
             fresh.append(case)
     seen = list(shown)
-    new, repeated = [], []
+    default = _most_common(shown)
+    new, telling, repeated = [], [], []
     for case in fresh:
-        if any(_same(case, s, lang) for s in seen):
-            repeated.append(case)
-        else:
+        if not any(_same(case, s, lang) for s in seen):
             new.append(case)
             seen.append(case)
-    return (new + repeated)[:k]
+        elif not _same(case, default, lang):
+            telling.append(case)
+        else:
+            repeated.append(case)
+    return (new + telling + repeated)[:k]
+
+
+def _most_common(shown: list[Case]) -> Case:
+    """The first shown case with the most common output text: what a memorizer answers."""
+    outputs = [c[1] for c in shown]
+    most_common = max(outputs, key=outputs.count)
+    return next(c for c in shown if c[1] == most_common)
 
 
 def memorizer_fails(shown: list[Case], hidden: list[Case], language: str = "python") -> bool:
@@ -140,9 +169,7 @@ def memorizer_fails(shown: list[Case], hidden: list[Case], language: str = "pyth
     that output, else the most common shown output."""
     lang = languages.language(language)
     same_args = codegen(language).same_args
-    outputs = [c[1] for c in shown]
-    most_common = max(outputs, key=outputs.count)
-    default = next(c for c in shown if c[1] == most_common)
+    default = _most_common(shown)
     shown_args = [(lang.parse_args(c[0]), c) for c in shown]
     for case in hidden:
         args = lang.parse_args(case[0])
@@ -154,54 +181,111 @@ def memorizer_fails(shown: list[Case], hidden: list[Case], language: str = "pyth
 
 @dataclass(frozen=True)
 class _Config:
-    """The phase2 stage's shard job: what a process needs to draw and run the hidden tests."""
+    """The phase2 stage's shard job: what a process needs to choose, confirm and top up the hidden
+    tests of a language's programs."""
 
-    grammar: Grammar
+    language: str
+    params: Phase2Params
+    runs: ExecuteParams  # what the spares and the fresh draws run under
+    grammar: Grammar  # the fresh draws': their pools and seed
     pools: dict[str, list[str]]
     draw_seed: int
     draw: InputsParams
-    params: Phase2Params
-    candidates: ExecuteParams  # the execute params the candidates run under
 
 
-_Built = tuple[dict[str, Any] | None, str, list[str]]  # (item or None, reason, candidate statuses)
+@dataclass
+class _Hidden:
+    """One program's hidden tests on their way: chosen, confirmed, topped up."""
+
+    shown: list[Case]
+    executed: frozenset[str]  # the args of executed cases (already run under every seed)
+    tests: list[Case] = field(default_factory=list)
+    statuses: Counter = field(default_factory=Counter)  # "confirm:<status>", "fresh:<status>"
+    fails: bool | None = None  # whether a memorizer of the shown examples fails a test
+
+
+#: (the item or None, "memorizer_fails" / "memorizer_passes" or the drop reason, the statuses of
+#: the runs made for it)
+_Built = tuple[dict[str, Any] | None, str, Counter]
 
 
 def _open(config: _Config, cpus: int | None) -> Executor:
-    """The per-process state of the phase2 stage: an Executor for the candidates."""
-    lang = languages.language(config.grammar.language)
-    return Executor.from_params(with_cpus(config.candidates, cpus), language=lang)
+    """The per-process state of the phase2 stage: an Executor whose every seed's pool has every
+    core (most of its runs confirm spares, on the pools after the first alone)."""
+    lang = languages.language(config.language)
+    workers = cpus or config.runs.workers or default_workers()
+    return Executor.from_params(config.runs.model_copy(update={"workers": workers}), language=lang)
 
 
-def _items(
-    config: _Config, executor: Executor, pairs: Iterable[tuple[dict[str, Any], list[Case]]]
-) -> Iterator[_Built]:
-    """(the item, or None and the drop reason; the statuses of its candidate runs) of every
+def _items(config: _Config, executor: Executor, units: Iterable[_Unit]) -> Iterator[_Built]:
+    """(the item, or None and the drop reason; the statuses of the runs made for it) of every
     program, in order, ``BATCH`` programs at a time."""
-    params = config.params
-    for batch in chunks(pairs, BATCH):
-        # Programs that will be dropped for want of shown examples are not run at all.
-        drawn = [
-            candidates_for(program, config.pools, config.grammar, config.draw_seed, config.draw)
-            if len(cases) >= params.min_examples
-            else []
-            for program, cases in batch
-        ]
-        jobs = [
-            {"source": program["source"], "entry": program["entry"], "args": args}
-            for (program, _), candidates in zip(batch, drawn, strict=True)
-            for args in candidates
-        ]
-        results = iter(executor.run(jobs))
-        for (program, cases), candidates in zip(batch, drawn, strict=True):
-            ran, statuses = [], []
-            for args in candidates:
-                result = next(results)
-                statuses.append(result["status"])
-                if result["status"] == "ok":
-                    ran.append((args, result["output_repr"], result["output_type"]))
-            item, reason = _item(program, cases, ran, params, config.grammar.language)
-            yield item, reason, statuses
+    params, language = config.params, config.language
+    for batch in chunks(units, BATCH):
+        hidden = [_choose(cases, spares, params, language) for _, cases, spares in batch]
+        _confirm(executor, [program for program, _, _ in batch], hidden)
+        short = [i for i, h in enumerate(hidden) if h.shown and _falls_short(h, params, language)]
+        _top_up(config, executor, [batch[i][0] for i in short], [hidden[i] for i in short])
+        for (program, cases, _), h in zip(batch, hidden, strict=True):
+            item, reason = _item(program, cases, h.tests, params, language, fails=h.fails)
+            yield item, reason, h.statuses
+
+
+def _choose(cases: list[Case], spares: list[Case], params: Phase2Params, language: str) -> _Hidden:
+    """A program's hidden tests chosen among its executed cases past the shown ones and its spares
+    (none for a program with too few cases to show)."""
+    shown = cases[: params.examples]
+    if len(shown) < params.min_examples:
+        return _Hidden([], frozenset())
+    h = _Hidden(shown, frozenset(case[0] for case in cases))
+    h.tests = choose_hidden(shown, cases[params.examples :] + spares, params.hidden_tests, language)
+    return h
+
+
+def _confirm(executor: Executor, programs: list[dict[str, Any]], hidden: list[_Hidden]) -> None:
+    """Run the spares taken (arguments no executed case has) under the other hash seeds; keep
+    those whose runs agree with the inputs stage's."""
+    taken = [(h, case, program) for program, h in zip(programs, hidden, strict=True) for case in h.tests]
+    taken = [(h, case, program) for h, case, program in taken if case[0] not in h.executed]
+    jobs = [{"source": p["source"], "entry": p["entry"], "args": case[0]} for _, case, p in taken]
+    firsts = [{"status": OK, "output_repr": case[1], "output_type": case[2]} for _, case, _ in taken]
+    for (h, case, _), verdict in zip(taken, executor.confirm(jobs, firsts), strict=True):
+        h.statuses[f"confirm:{verdict['status']}"] += 1
+        if verdict["status"] != OK:
+            h.tests.remove(case)
+
+
+def _falls_short(h: _Hidden, params: Phase2Params, language: str) -> bool:
+    """Whether a program has fewer hidden tests than ``hidden_tests``, or a memorizer of the
+    examples passes them all."""
+    if len(h.tests) < params.hidden_tests:
+        return True
+    h.fails = memorizer_fails(h.shown, h.tests, language)
+    return not h.fails
+
+
+def _top_up(
+    config: _Config, executor: Executor, programs: list[dict[str, Any]], hidden: list[_Hidden]
+) -> None:
+    """Draw ``phase2.candidates`` fresh argument lists for each program (the phase-2 seed), run
+    them under every seed, and choose its hidden tests again among what it had and what ran."""
+    params, language = config.params, config.language
+    drawn = [candidates_for(p, config.pools, config.grammar, config.draw_seed, config.draw) for p in programs]
+    jobs = [
+        {"source": p["source"], "entry": p["entry"], "args": args}
+        for p, candidates in zip(programs, drawn, strict=True)
+        for args in candidates
+    ]
+    results = iter(executor.run(jobs))
+    for h, candidates in zip(hidden, drawn, strict=True):
+        fresh = []
+        for args in candidates:
+            result = next(results)
+            h.statuses[f"fresh:{result['status']}"] += 1
+            if result["status"] == OK:
+                fresh.append((args, result["output_repr"], result["output_type"]))
+        h.tests = choose_hidden(h.shown, h.tests + fresh, params.hidden_tests, language)
+        h.fails = None  # computed again with the item
 
 
 def run_phase2_stage(
@@ -212,6 +296,7 @@ def run_phase2_stage(
     grammar_dirs: str | Path | Sequence[str | Path],
     programs_dir: str | Path,
     executions_dir: str | Path,
+    spares_dir: str | Path,
     out_dir: str | Path,
     stats_path: str | Path,
     pools_dir: str | Path | None = None,
@@ -220,17 +305,20 @@ def run_phase2_stage(
 ) -> StageStats:
     """Build the code-generation items of every program; write ``out_dir`` and the stats.
 
-    Hidden-test candidates are sampled (with the phase-2 seed) from the argument pools the inputs
-    stage saved in ``pools_dir``; without it, the pools are drawn here with the phase-2 seed.
-    ``grammar_dirs``: the grammar folder of each language of the programs; each program's item is
-    written in its language. ``backend``: where the candidates run (default local).
+    The hidden tests come from each program's executed cases past the shown ones and from its
+    spares (``spares_dir``, the inputs stage's; those taken run again under the other hash seeds,
+    with the inputs stage's timeout). Where they fall short, fresh candidates are sampled (with
+    the phase-2 seed) from the argument pools the inputs stage saved in ``pools_dir`` (without it,
+    the pools are drawn here with the phase-2 seed). ``grammar_dirs``: the grammar folder of each
+    language of the programs; each program's item is written in its language. ``backend``: where
+    the runs are made (default local).
     """
     grammars = StageGrammars(grammar_dirs)
     draw = inputs.model_copy(update={"candidates": params.candidates})
     draw_seed = _seed(seed)
     hidden_counts: Counter = Counter()
     statuses: Counter = Counter()
-    memorizer = 0
+    memorizer = topped_up = 0
 
     def pools_of(language: str) -> dict[str, list[str]]:
         if pools_dir is not None:
@@ -240,18 +328,19 @@ def run_phase2_stage(
             programs_dir, folder, draw_seed, draw.pool_size, execute.workers or None, draw.related_share
         )
 
-    # candidates get the inputs stage's timeout, as there: a slow one is dropped
-    candidates = execute.model_copy(update={"timeout_s": inputs.timeout_s})
+    # the spares ran under the inputs stage's timeout, and fresh draws get it too: a slow one is dropped
+    runs = execute.model_copy(update={"timeout_s": inputs.timeout_s})
 
-    def outcomes(pairs: Iterator[tuple[dict[str, Any], list[Case]]]) -> Iterator[Outcome]:
-        nonlocal memorizer
-        for language, group in itertools.groupby(pairs, key=lambda pair: language_of(pair[0])):
+    def outcomes(units: Iterator[_Unit]) -> Iterator[Outcome]:
+        nonlocal memorizer, topped_up
+        for language, group in itertools.groupby(units, key=lambda unit: language_of(unit[0])):
             grammar = grammars.of(language, programs_dir)
-            config = _Config(grammar, pools_of(language), draw_seed, draw, params, candidates)
-            for (program, _), (item, reason, ran) in run_shards(
+            config = _Config(language, params, runs, grammar, pools_of(language), draw_seed, draw)
+            for (program, _, _), (item, reason, ran) in run_shards(
                 backend, Shards(config, _open, _items), group
             ):
                 statuses.update(ran)
+                topped_up += any(status.startswith("fresh:") for status in ran)
                 if item is None:
                     yield Outcome(drop=reason, tier=program["tier"])
                     continue
@@ -264,7 +353,10 @@ def run_phase2_stage(
         return {
             "items_by_tier": tally.by_tier(tally.tiers_out),
             "hidden_tests_per_item": {str(k): hidden_counts[k] for k in sorted(hidden_counts)},
-            "candidate_status": dict(sorted(statuses.items())),
+            # confirm: the spares taken, run again under the other hash seeds; fresh: the draws
+            # for the programs whose spares fell short, run under every seed
+            "run_status": dict(sorted(statuses.items())),
+            "topped_up": topped_up,
             "memorizer": {
                 "items_where_it_fails_a_hidden_test": memorizer,
                 "share": round(memorizer / kept, 6) if kept else 0.0,
@@ -272,22 +364,27 @@ def run_phase2_stage(
         }
 
     output = Output(out_dir, PHASE2_SCHEMA, params.rows_per_shard)
-    pairs = _with_cases(programs_dir, executions_dir)
+    units = _units(programs_dir, executions_dir, spares_dir)
     total = count_rows(programs_dir)
-    return run_stage("phase2", pairs, outcomes, output, stats_path, total=total, extra=extra)
+    return run_stage("phase2", units, outcomes, output, stats_path, total=total, extra=extra)
 
 
 def _item(
-    program: dict[str, Any], cases: list[Case], ran: list[Case], params: Phase2Params, language: str
+    program: dict[str, Any],
+    cases: list[Case],
+    hidden: list[Case],
+    params: Phase2Params,
+    language: str,
+    fails: bool | None = None,
 ) -> tuple[dict[str, Any] | None, str]:
     """(the item, "memorizer_fails" or "memorizer_passes"), or (None, the drop reason); the text
-    in ``language`` (a registered name)."""
+    in ``language`` (a registered name); ``hidden``: its hidden tests; ``fails``: whether a
+    memorizer of the shown examples fails one of them (None: computed here)."""
     if not cases:
         return None, "no_ok_case"
     shown = cases[: params.examples]
     if len(shown) < params.min_examples:
         return None, "too_few_examples"
-    hidden = choose_hidden(shown, ran, params.hidden_tests, language)
     if len(hidden) < params.min_hidden_tests:
         return None, "too_few_hidden_tests"
     every = shown + hidden
@@ -319,5 +416,6 @@ def _item(
         "n_examples": len(examples),
         "language": language,
     }
-    fails = memorizer_fails(shown, hidden, language)
+    if fails is None:
+        fails = memorizer_fails(shown, hidden, language)
     return item, "memorizer_fails" if fails else "memorizer_passes"

@@ -140,6 +140,24 @@ def test_hash_seeds_must_differ() -> None:
         Executor(hash_seeds=(1,))
 
 
+def test_confirm_runs_under_the_other_seed_and_combines_with_the_first_run(executor: Executor) -> None:
+    """``confirm``: a case already run under the first seed runs under the second only; a run
+    that gives another output or status than the first one recorded is ``nondeterministic``."""
+    cases = [case("def f(x):\n    return [x, 2]\n"), case("def f(x):\n    return x\n")] * 2
+    firsts = [
+        {"status": "ok", "output_repr": "[1, 2]", "output_type": "list"},
+        {"status": "ok", "output_repr": "1", "output_type": "int"},
+        {"status": "ok", "output_repr": "[1, 3]", "output_type": "list"},  # not what it gives
+        {"status": "error:ValueError", "output_repr": None, "output_type": None},
+    ]
+    verdicts = executor.confirm(cases, firsts)
+    assert [v["status"] for v in verdicts] == ["ok", "ok", "nondeterministic", "nondeterministic"]
+    assert verdicts[0]["output_repr"] == "[1, 2]" and verdicts[2]["output_repr"] is None
+    with Executor(timeout_s=1.0, memory_mb=256, workers=1, once=True) as once:
+        with pytest.raises(ValueError, match="two hash seeds"):
+            once.confirm(cases[:1], firsts[:1])
+
+
 def test_each_program_is_compiled_once_here_for_every_seed(executor: Executor) -> None:
     from factory.execute.runner import CODE_CACHE_SIZE, payload_of
     from factory.program_code import portable_code

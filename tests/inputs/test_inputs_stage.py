@@ -133,9 +133,20 @@ def test_stage_keeps_covering_inputs_and_counts_programs_that_never_run(tmp_path
         tmp_path / "programs",
         tmp_path / "c",
         tmp_path / "s.json",
+        spares_dir=tmp_path / "spares",
     ).to_dict()
     cases = read_table(tmp_path / "c").to_pylist()
     assert set(CASES_SCHEMA.names) <= set(cases[0])
+    # The spares: the kept program's other candidates that ran, each once, with their outputs.
+    spares = read_table(tmp_path / "spares").to_pylist()
+    assert spares and {s["program_id"] for s in spares} == {"p0"}
+    assert len({s["args"] for s in spares}) == len(spares) <= params.candidates - 2
+    assert not {s["args"] for s in spares} & {c["args"] for c in cases}
+    namespace: dict = {}
+    exec(BRANCHY, namespace)
+    for spare in spares:
+        value = namespace["f"](int(spare["args"]))
+        assert (spare["output_repr"], spare["output_type"]) == (repr(value), "int")
     branchy = [c for c in cases if c["program_id"] == "p0"]
     assert len(branchy) == 2
     taken = {int(c["args"]) > 10 for c in branchy}

@@ -19,14 +19,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from factory.contracts import PROGRAMS_SCHEMA
-from factory.errors import UserError
+from factory.contracts import PROGRAMS_SCHEMA, SPARES_SCHEMA
 from factory.inputs.pools import signature_key, write_pools
 from factory.io import read_table
 from factory.languages.javascript import codegen, untrusted
 from factory.params import ExecuteParams, InputsParams, Phase2Params
 from factory.phase2.items import gold_completion, memorizer_source
-from factory.phase2.stage import _item, memorizer_fails, run_phase2_stage
+from factory.phase2.stage import _item, choose_hidden, memorizer_fails, run_phase2_stage
 from factory.scoring import score_item
 
 SOURCE = (
@@ -55,7 +54,7 @@ SHOWN = [
     ('["a", "bb", "ccc"], 0', '["A", "BB", "CCC"]', "array"),
     ("[], 2", "[]", "array"),
 ]
-RAN = [  # the extra draws, run (outputs from a plain node)
+RAN = [  # spares: candidates run and not kept (outputs from a plain node)
     ('["kiwi", "banana", "plum"], 4', '["BANANA"]', "array"),
     ('["x", "yy"], 1', '["YY"]', "array"),
     ('["hello"], 5', "[]", "array"),
@@ -70,7 +69,8 @@ RAN = [  # the extra draws, run (outputs from a plain node)
 
 @pytest.fixture(scope="module")
 def item() -> dict[str, Any]:
-    built, reason = _item(PROGRAM, SHOWN, RAN, Phase2Params(), "javascript")
+    hidden = choose_hidden(SHOWN, RAN, Phase2Params().hidden_tests, "javascript")
+    built, reason = _item(PROGRAM, SHOWN, hidden, Phase2Params(), "javascript")
     assert built is not None and reason == "memorizer_fails"
     return built
 
@@ -265,9 +265,10 @@ def _write(folder: Path, rows: list[dict[str, Any]], schema: pa.Schema | None = 
 
 
 def test_the_stage_builds_javascript_items(tmp_path: Path) -> None:
-    """The phase2 stage on hand-built tables of two JavaScript programs (the inputs stage does not
-    write JavaScript pools yet): the items are JavaScript's, the gold scores 1 and the stage's
-    memorizer count is what running the memorizer gives."""
+    """The phase2 stage on hand-built tables of two JavaScript programs: the items are
+    JavaScript's, their hidden tests come from the spares (confirmed by a second run in node: a
+    spare whose recorded output is wrong is left out), the gold scores 1 and the stage's memorizer
+    count is what running the memorizer gives."""
     programs = [
         {**PROGRAM, "index": 0, "n_lines": 9, "reserve": False},
         {
@@ -291,36 +292,33 @@ def test_the_stage_builds_javascript_items(tmp_path: Path) -> None:
         for a, o in shown_sets
     ]
     _write(tmp_path / "executions", executions)
-    sets = [
-        f"new Set([{', '.join(map(str, range(k, k + n)))}]), {e}"
+    wrong = ('["hello"], 0', '["WRONG"]', "array")  # recorded output no run gives
+    sets = [  # {k, ..., k+n-1} and e, and the size of their union
+        (f"new Set([{', '.join(map(str, range(k, k + n)))}]), {e}", str(len({*range(k, k + n), e})), "number")
         for k in range(4)
         for n in range(4)
         for e in (0, 9)
     ]
-    write_pools(
-        {
-            "javascript": {
-                signature_key(programs[0]): [a for a, _, _ in RAN],
-                signature_key(programs[1]): [s.replace("new Set([])", "new Set()") for s in sets],
-            }
-        },
-        tmp_path / "pools",
+    spares = [("p1", *case) for case in [wrong, *RAN]] + [
+        ("p2", args.replace("new Set([])", "new Set()"), out, t) for args, out, t in sets
+    ]
+    columns = ("program_id", "args", "output_repr", "output_type")
+    _write(
+        tmp_path / "spares",
+        [{"language": "javascript", **dict(zip(columns, row, strict=True))} for row in spares],
+        SPARES_SCHEMA,
     )
+    write_pools({"javascript": {signature_key(p): [] for p in programs}}, tmp_path / "pools")
     stats = run_phase2_stage(
-        0, Phase2Params(), InputsParams(), ExecuteParams(workers=1),
-        "grammars/javascript", tmp_path / "programs", tmp_path / "executions",
+        0, Phase2Params(), InputsParams(), ExecuteParams(workers=1), "grammars/javascript",
+        tmp_path / "programs", tmp_path / "executions", tmp_path / "spares",
         tmp_path / "phase2", tmp_path / "phase2.json", tmp_path / "pools",
     )  # fmt: skip
     items = read_table(tmp_path / "phase2").to_pylist()
     assert {item["language"] for item in items} == {"javascript"}
-    missing = r"programs in 'javascript', but no grammar of it is given \(grammars/python\)"
-    with pytest.raises(UserError, match=missing):
-        run_phase2_stage(
-            0, Phase2Params(), InputsParams(), ExecuteParams(workers=1),
-            ["grammars/python"], tmp_path / "programs", tmp_path / "executions",
-            tmp_path / "other", tmp_path / "other.json", tmp_path / "pools",
-        )  # fmt: skip
-    assert not (tmp_path / "other").exists()
+    assert stats.extra["run_status"] == {"confirm:nondeterministic": 1, "confirm:ok": 15}
+    assert stats.extra["topped_up"] == 0
+    assert not any("WRONG" in test for test in json.loads(items[0]["tests"]))
     assert [i["program_id"] for i in items] == ["p1", "p2"] and stats.items_out == 2
     assert items[1]["signature"] == "function g(seen, extra)"
     assert "`seen: Set<number>`, `extra: number`" in items[1]["prompt"]

@@ -12,13 +12,15 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from factory.contracts import PHASE2_SCHEMA
+from factory.contracts import PHASE2_SCHEMA, PROGRAMS_SCHEMA, SPARES_SCHEMA
 from factory.errors import UserError
+from factory.inputs.pools import write_pools
 from factory.io import read_table, shard_paths
-from factory.params import Phase2Params, validate_section
+from factory.params import ExecuteParams, InputsParams, Phase2Params, validate_section
 from factory.phase2.items import gold_completion, memorizer_source
 from factory.phase2.stage import choose_hidden, memorizer_fails, run_phase2_stage
 from factory.scoring import score_batch
@@ -38,6 +40,7 @@ def built(pipeline: dict[str, Any], execverify: str) -> dict[str, Any]:
     proc = subprocess.run(
         [execverify, "stage", "phase2", "--params", str(root / "params.yaml")]
         + ["--programs", str(root / "programs"), "--executions", str(root / "executions")]
+        + ["--spares", str(root / "spares")]
         + ["--out", str(root / "phase2"), "--stats", str(root / "phase2.json")],
         capture_output=True,
         text=True,
@@ -109,7 +112,7 @@ def test_same_params_and_seed_give_byte_identical_items(pipeline: dict[str, Any]
     again = root / "again"
     run_phase2_stage(
         p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammars,
-        root / "programs", root / "executions", again, root / "again.json",
+        root / "programs", root / "executions", root / "spares", again, root / "again.json",
     )  # fmt: skip
     first = [path.read_bytes() for path in shard_paths(root / "phase2")]
     assert first == [path.read_bytes() for path in shard_paths(again)]
@@ -123,8 +126,8 @@ def test_executions_out_of_program_order_is_a_user_error(pipeline: dict[str, Any
     pq.write_table(backwards, tmp_path / "reversed/part-00000.parquet")
     with pytest.raises(UserError, match="not in .* or not in its order"):
         run_phase2_stage(
-            p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammars,
-            tmp_path / "reversed", root / "executions", tmp_path / "out", tmp_path / "s.json",
+            p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammars, tmp_path / "reversed",
+            root / "executions", root / "spares", tmp_path / "out", tmp_path / "s.json",
         )  # fmt: skip
     assert not (tmp_path / "out").exists()  # nothing half-written
 
@@ -133,6 +136,10 @@ def test_choose_hidden_skips_shown_arguments_and_prefers_new_outputs() -> None:
     shown = [("1", "2", "int"), ("2", "4", "int")]
     ran = [("1", "2", "int"), ("5", "4", "int"), ("7", "14", "int"), ("7", "14", "int"), ("8", "16", "int")]
     assert choose_hidden(shown, ran, 3) == [("7", "14", "int"), ("8", "16", "int"), ("5", "4", "int")]
+    # Seen outputs: first those a memorizer of the examples (answering "2") gets wrong.
+    shown = [("1", "2", "int"), ("2", "4", "int"), ("3", "2", "int")]
+    ran = [("5", "2", "int"), ("6", "4", "int"), ("7", "8", "int")]
+    assert choose_hidden(shown, ran, 3) == [("7", "8", "int"), ("6", "4", "int"), ("5", "2", "int")]
     # 4 == 4.0 in Python, but a float is not the int the tests ask for.
     assert not memorizer_fails(shown, [("9", "2", "int")])
     assert memorizer_fails(shown, [("9", "2.0", "float")])
@@ -163,3 +170,64 @@ def test_a_codegen_row_scores_through_execverify_score(built: dict[str, Any], ex
         )
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout)["reward"] == reward
+
+
+def test_spares_that_fall_short_are_topped_up_with_fresh_draws(tmp_path: Path) -> None:
+    """A program whose spares all give the output a memorizer of its examples answers, and one with
+    fewer spares than ``hidden_tests``, get ``phase2.candidates`` fresh draws (from the saved pools,
+    run under both seeds); a program with enough telling spares gets none. The fresh draws that
+    defeat the memorizer come first among the hidden tests."""
+    source = "def f(n):\n    return n > 100\n"
+    programs = [
+        {
+            "program_id": f"p{i}",
+            "index": i,
+            "language": "python",
+            "source": source,
+            "entry": "f",
+            "tier": 1,
+            "target": "int.gt",
+            "param_types": '[["n", "int"]]',
+            "n_lines": 2,
+            "grammar_hash": "g",
+            "reserve": False,
+        }  # fmt: skip
+        for i in range(3)
+    ]
+    shown = [("5", "False"), ("200", "True"), ("7", "False")]
+    executions = [
+        {"program_id": p["program_id"], "args": a, "status": "ok", "output_repr": o, "output_type": "bool"}
+        for p in programs
+        for a, o in shown
+    ]
+    spares = [(0, str(n), "False") for n in range(10, 18)]  # all the memorizer's answer
+    spares += [(1, "8", "False")]  # one spare only
+    spares += [(2, str(n), "False") for n in range(10, 17)] + [(2, "500", "True")]  # a telling one
+    spare_rows = [
+        {"program_id": f"p{i}", "language": "python", "args": a, "output_repr": o, "output_type": "bool"}
+        for i, a, o in spares
+    ]
+    for name, rows, schema in (
+        ("programs", programs, PROGRAMS_SCHEMA),
+        ("executions", executions, None),
+        ("spares", spare_rows, SPARES_SCHEMA),
+    ):
+        (tmp_path / name).mkdir()
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), tmp_path / name / "part-00000.parquet")
+    write_pools({"python": {'["int"]': [str(n) for n in range(90, 130)]}}, tmp_path / "pools")
+    stats = run_phase2_stage(
+        0, Phase2Params(), InputsParams(), ExecuteParams(workers=1), "grammars/python",
+        tmp_path / "programs", tmp_path / "executions", tmp_path / "spares",
+        tmp_path / "out", tmp_path / "out.json", tmp_path / "pools",
+    )  # fmt: skip
+    items = {item["program_id"]: item for item in read_table(tmp_path / "out").to_pylist()}
+    assert stats.extra["topped_up"] == 2
+    assert stats.extra["run_status"] == {"confirm:ok": 8 + 1 + 8, "fresh:ok": 2 * 12}
+    assert stats.extra["memorizer"]["items_where_it_fails_a_hidden_test"] == 3
+    for program_id in ("p0", "p1"):
+        tests = json.loads(items[program_id]["tests"])
+        assert len(tests) == 8 and "== True" in tests[0], tests  # a fresh draw above 100 first
+    assert [test.split("f(", 1)[1].split(")", 1)[0] for test in json.loads(items["p2"]["tests"])] == [
+        "500",
+        *map(str, range(10, 17)),
+    ]

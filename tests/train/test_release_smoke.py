@@ -36,7 +36,7 @@ def built_release(data_chain) -> Path:
     run_tasks_stage(tmp / "traces", tmp / "tasks", tmp / "tasks.json", p.seed, p.tasks)
     run_phase2_stage(
         p.seed, p.phase2, p.inputs, p.execute, p.synthesize.grammars,
-        tmp / "programs", tmp / "executions", tmp / "phase2", tmp / "phase2.json",
+        tmp / "programs", tmp / "executions", tmp / "spares", tmp / "phase2", tmp / "phase2.json",
     )  # fmt: skip
     stats = run_assemble_stage(
         tmp / "tasks", tmp / "release", tmp / "assemble.json", p.assemble,
