@@ -15,7 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from factory.inputs.pools import candidates_for, read_pools, signature_key
+from factory.inputs.pool_table import read_pools
+from factory.inputs.pools import candidates_for, signature_key
 from factory.io import iter_rows
 from factory.params import InputsParams, load_params
 

@@ -24,7 +24,8 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from factory.grammar.loader import load_grammar
-from factory.inputs.pools import combine_pools, draw_type_pool, pools_by_language
+from factory.inputs.pool_table import pools_by_language
+from factory.inputs.pools import combine_pools, draw_type_pool
 from factory.io import shard_paths
 from factory.literals import literal_eval
 from factory.quality.measure import (

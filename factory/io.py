@@ -226,8 +226,9 @@ class ShardWriter:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
-        if not self._shards:
-            pq.write_table(self.schema.empty_table(), self.tmp_dir / "part-00000.parquet", compression="zstd")
+        if not self._shards:  # the same file as schema.empty_table()'s, which imports pandas (0.45 s)
+            empty = pa.Table.from_batches([], schema=self.schema)
+            pq.write_table(empty, self.tmp_dir / "part-00000.parquet", compression="zstd")
         replace_dir(self.tmp_dir, self.out_dir)
 
     def abort(self) -> None:
@@ -267,16 +268,23 @@ def shard_paths(in_dir: str | Path) -> list[Path]:
     return sorted(in_dir.glob(SHARD_GLOB))
 
 
-def iter_rows(
+def iter_batches(
     in_dir: str | Path, batch_rows: int = 10_000, columns: list[str] | None = None
-) -> Iterator[list[dict[str, Any]]]:
-    """Yield the rows of a stage output folder in batches, never loading it whole (only those of
-    ``columns`` a shard has, when given: a table written before a column was added lacks it)."""
+) -> Iterator[pa.RecordBatch]:
+    """Yield the rows of a stage output folder as Arrow batches, never loading it whole (only those
+    of ``columns`` a shard has, when given: a table written before a column was added lacks it)."""
     for path in shard_paths(in_dir):
         pf = pq.ParquetFile(path)
         present = None if columns is None else [c for c in columns if c in pf.schema_arrow.names]
-        for batch in pf.iter_batches(batch_size=batch_rows, columns=present):
-            yield batch.to_pylist()
+        yield from pf.iter_batches(batch_size=batch_rows, columns=present)
+
+
+def iter_rows(
+    in_dir: str | Path, batch_rows: int = 10_000, columns: list[str] | None = None
+) -> Iterator[list[dict[str, Any]]]:
+    """:func:`iter_batches` as lists of dicts."""
+    for batch in iter_batches(in_dir, batch_rows, columns):
+        yield batch.to_pylist()
 
 
 def count_rows(in_dir: str | Path) -> int:

@@ -16,17 +16,20 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pyarrow as pa
 
 from factory.contracts import DIFFICULTY_SCHEMA, PASS_STATS_SCHEMA, SOLVER_FIELDS, TASKS_SCHEMA
 from factory.difficulty.bands import band
 from factory.evaluate.metrics import verdict
 from factory.evaluate.run import score_samples
-from factory.io import count_rows, iter_rows
+from factory.io import count_rows, iter_batches, iter_rows
 from factory.params import BackendParams, DifficultyParams
+from factory.progress import progress
 from factory.solvers import CachedSolver, Sampling, solver_from_params
 from factory.stage import Outcome, Output, Tally, chunks, run_stage
 from factory.stats import StageStats
@@ -83,6 +86,11 @@ class _FamilyTally:
             self.passes[judged.passes] += 1
             self.by_family_tier[row["family"]][int(row["tier"])][judged.passes] += 1
 
+    def add_unjudged(self, family: Any, n: int) -> None:
+        """``n`` tasks of ``family`` passed unjudged (the stage off): ``add`` of each, kept."""
+        self.by_family[family]["in"] += n
+        self.by_family[family]["kept"] += n
+
     def to_dict(self, tally: Tally) -> dict[str, Any]:
         families: dict[str, dict[str, float]] = {}
         for family, c in sorted(self.by_family.items()):
@@ -134,11 +142,6 @@ def run_difficulty_stage(
     solver_model = solver.model_id if (p.enabled and solver is not None) else None
 
     def outcomes(tasks: Iterator[dict[str, Any]]) -> Iterator[Outcome]:
-        if not p.enabled:
-            for row in tasks:
-                families.add(row, None, True)
-                yield Outcome([_with_stats(row, None, None)], tier=row.get("tier"))
-            return
         assert solver is not None
         for judged_rows, rest in _rounds(tasks, p):
             if judged_rows:
@@ -181,20 +184,25 @@ def run_difficulty_stage(
     def rows() -> Iterator[dict[str, Any]]:
         return (row for batch in iter_rows(tasks_dir, batch_rows=p.chunk) for row in batch)
 
+    output = Output(out_dir, DIFFICULTY_SCHEMA, rows_per_shard=p.rows_per_shard)
+    side_output = Output(pass_stats_dir, PASS_STATS_SCHEMA, rows_per_shard=p.rows_per_shard)
     try:
-        if p.enabled and solver is not None:  # a Ray solver gets every missing prompt in one pass
-            rounds = ([row["prompt"] for row in judged] for judged, _ in _rounds(rows(), p))
-            solver.prefetch(rounds, p.n, Sampling(p.temperature, p.top_p, p.max_tokens, seed))
-        stats = run_stage(
-            "difficulty",
-            rows(),
-            outcomes,
-            Output(out_dir, DIFFICULTY_SCHEMA, rows_per_shard=p.rows_per_shard),
-            stats_path,
-            total=count_rows(tasks_dir),
-            extra=extra,
-            side_output=Output(pass_stats_dir, PASS_STATS_SCHEMA, rows_per_shard=p.rows_per_shard),
-        )
+        if not p.enabled:
+            stats = _pass_unjudged(tasks_dir, output, side_output, stats_path, families, extra)
+        else:
+            if solver is not None:  # a Ray solver gets every missing prompt in one pass
+                rounds = ([row["prompt"] for row in judged] for judged, _ in _rounds(rows(), p))
+                solver.prefetch(rounds, p.n, Sampling(p.temperature, p.top_p, p.max_tokens, seed))
+            stats = run_stage(
+                "difficulty",
+                rows(),
+                outcomes,
+                output,
+                stats_path,
+                total=count_rows(tasks_dir),
+                extra=extra,
+                side_output=side_output,
+            )
     finally:
         if owned and solver is not None:
             solver.close()
@@ -204,6 +212,67 @@ def run_difficulty_stage(
         prompts_asked=solver.prompts_asked if solver else 0,
         cache_hits=solver.cache_hits if solver else 0,
     )
+
+
+#: Tasks per batch of the stage off (the bytes written do not depend on it; the progress moves by it).
+UNJUDGED_BATCH_ROWS = 2_000
+
+
+def _pass_unjudged(
+    tasks_dir: str | Path,
+    output: Output,
+    side_output: Output,
+    stats_path: str | Path,
+    families: _FamilyTally,
+    extra: Callable[[Tally], dict[str, Any]],
+) -> StageStats:
+    """The stage off: every task passes unjudged, with the null statistics of ``_with_stats``, as
+    Arrow batches written by ``ShardWriter.write_table``. The same shards, metrics and summary as
+    ``run_stage`` with one outcome a task (the pass statistics stay one empty shard), without making
+    each task a dict and back, nor importing pandas: on the default build's 22,368 tasks (2 cores)
+    the stage's timer went from 2.0-2.8 s to 0.2-0.4 s, the command from 3.4-4.3 s to 1.6-1.9 s."""
+    stats, tally = StageStats("difficulty"), Tally()
+    unjudged = _pass_stats({}, None, None)
+    with (
+        output.writer() as writer,
+        side_output.writer(),
+        progress("difficulty", count_rows(tasks_dir)) as advance,
+    ):
+        for batch in iter_batches(tasks_dir, batch_rows=UNJUDGED_BATCH_ROWS):
+            n, names = batch.num_rows, batch.schema.names
+            columns = [_column(batch, f, n) for f in TASKS_SCHEMA]
+            columns += [_repeat(unjudged[f.name], f, n) for f in SOLVER_FIELDS]
+            writer.write_table(pa.Table.from_arrays(columns, schema=DIFFICULTY_SCHEMA))
+            tiers = Counter(batch.column("tier").to_pylist() if "tier" in names else [None] * n)
+            tally.tiers_in.update(tiers)
+            tally.tiers_out.update(tiers)
+            for family, count in Counter(batch.column("family").to_pylist()).items():
+                families.add_unjudged(family, count)
+            stats.items_in += n
+            stats.items_out += n
+            advance(n)
+    tally.rows = writer.rows
+    stats.extra.update(extra(tally))
+    stats.write(stats_path)
+    return stats
+
+
+def _column(batch: pa.RecordBatch, field: pa.Field, n: int) -> pa.Array:
+    """``batch``'s column ``field`` as its type, nulls where it has none (``_with_stats`` does the same)."""
+    if field.name not in batch.schema.names:
+        return pa.nulls(n, field.type)
+    column = batch.column(field.name)
+    return column if column.type == field.type else column.cast(field.type)
+
+
+def _repeat(value: int | None, field: pa.Field, n: int) -> pa.Array:
+    """``value`` (None, or 0 of an integer field: ``n`` unjudged) ``n`` times; not by ``pa.array``
+    or ``pa.scalar``, which import pandas (0.45 s, when nothing else in the stage needs it)."""
+    if value is None:
+        return pa.nulls(n, field.type)
+    assert value == 0 and pa.types.is_integer(field.type), (value, field)
+    zeros = pa.py_buffer(bytes(n * field.type.bit_width // 8))
+    return pa.Array.from_buffers(field.type, n, [None, zeros])
 
 
 def _rounds(

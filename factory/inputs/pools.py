@@ -16,51 +16,22 @@ from pathlib import Path
 from typing import Any
 
 from factory import languages
-from factory.contracts import POOLS_SCHEMA
 from factory.grammar.loader import load_grammar
 from factory.grammar.model import Grammar
 from factory.grammar.types import parse_type
 from factory.inputs.draw import draw_examples
 from factory.inputs.related import Relations
 from factory.inputs.strategies import weighted_branches
-from factory.io import ShardWriter, iter_rows
+from factory.io import iter_rows
 from factory.literals import canonical_repr
 from factory.params import InputsParams
 from factory.progress import progress
-from factory.stage import DEFAULT_LANGUAGE, language_of
+from factory.stage import language_of
 
 
 def args_text(values: tuple[Any, ...]) -> str:
     """Literal argument-list text, CRUXEval style: ``"[1, 2], 'ab'"`` (the same in every process)."""
     return ", ".join(canonical_repr(v) for v in values)
-
-
-def write_pools(pools: Mapping[str, Mapping[str, list[str]]], out_dir: str | Path) -> None:
-    """Save the drawn pools (language → signature → argument lists) so later stages sample them,
-    not redraw; a row a signature, languages in the given order."""
-    with ShardWriter(out_dir, POOLS_SCHEMA) as out:
-        for language, signatures in pools.items():
-            for key in sorted(signatures):
-                out.write({"language": language, "signature": key, "args": signatures[key]})
-
-
-def read_pools(in_dir: str | Path, language: str = DEFAULT_LANGUAGE) -> dict[str, list[str]]:
-    """The pools of ``language`` that ``write_pools`` saved (signature → argument lists)."""
-    return {
-        row["signature"]: row["args"]
-        for batch in iter_rows(in_dir)
-        for row in batch
-        if language_of(row) == language
-    }
-
-
-def pools_by_language(in_dir: str | Path) -> dict[str, dict[str, list[str]]]:
-    """Every language's pools that ``write_pools`` saved (language -> signature -> argument lists)."""
-    out: dict[str, dict[str, list[str]]] = {}
-    for batch in iter_rows(in_dir):
-        for row in batch:
-            out.setdefault(language_of(row), {})[row["signature"]] = row["args"]
-    return out
 
 
 def signature_key(program: dict[str, Any]) -> str:

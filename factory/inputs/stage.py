@@ -43,7 +43,8 @@ from factory.backend import Backend, Shards, run_shards
 from factory.contracts import CASES_SCHEMA, SPARES_SCHEMA
 from factory.grammar.loader import StageGrammars
 from factory.grammar.model import Grammar
-from factory.inputs.pools import candidates_for, draw_pools, write_pools
+from factory.inputs.pool_table import write_pools
+from factory.inputs.pools import candidates_for, draw_pools
 from factory.io import count_rows, iter_rows
 from factory.params import ExecuteParams, InputsParams, TraceParams
 from factory.quality import checks

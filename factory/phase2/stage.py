@@ -43,7 +43,8 @@ from factory.errors import UserError
 from factory.execute.runner import Executor
 from factory.grammar.loader import StageGrammars
 from factory.grammar.model import Grammar
-from factory.inputs.pools import candidates_for, draw_pools, read_pools
+from factory.inputs.pool_table import read_pools
+from factory.inputs.pools import candidates_for, draw_pools
 from factory.io import count_rows, iter_rows
 from factory.languages import Language
 from factory.params import ExecuteParams, InputsParams, Phase2Params

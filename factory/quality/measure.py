@@ -364,7 +364,7 @@ RELEASE_COLUMNS = (
 #: ablation costs about 12 ms a program on 2 cores: 40 a tier took 3 s of the stage's 9.6 s;
 #: bench/quality.py measures every program).
 STAGE_ABLATION_PER_TIER = 15
-#: A language's pools: signature -> argument lists (``factory.inputs.pools.read_pools``).
+#: A language's pools: signature -> argument lists (``factory.inputs.pool_table.read_pools``).
 Pools = Mapping[str, Sequence[str]]
 
 

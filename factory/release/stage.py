@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from factory.errors import UserError
-from factory.inputs.pools import pools_by_language
+from factory.inputs.pool_table import pools_by_language
 from factory.io import ShardWriter, parse_json_object, replace_dir, shard_paths, temp_sibling
 from factory.params import AssembleParams
 from factory.progress import progress

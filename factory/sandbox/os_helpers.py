@@ -1,5 +1,5 @@
 """OS-level helpers shared by both sandboxes' processes: resource limits, the parent-death signal,
-and frames (a u32 little-endian length, then the payload).
+frames (a u32 little-endian length, then the payload), and how many workers the CPUs allow.
 
 Standard library only and no package imports: the untrusted child (``untrusted/child.py``) runs
 with ``-S -s -B -P``, without the package on ``sys.path``, and loads this file as the top-level
@@ -124,3 +124,15 @@ def die_with_parent(prctl: Callable[..., int] | None, parent_pid: int | None, ex
     parent = os.getppid()
     if (parent == 1) if parent_pid is None else (parent != parent_pid):
         os._exit(exit_code)
+
+
+# --- workers -------------------------------------------------------------------------------------
+
+
+def default_workers() -> int:
+    """CPUs this process may run on (the affinity mask, which containers narrow), at least 1: the
+    trusted pool's workers and the untrusted scoring's threads."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)

@@ -22,7 +22,6 @@ it has one, else the ``language`` argument (a registered name, default Python).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -31,6 +30,7 @@ from typing import Any, TypedDict
 from factory import languages
 from factory.errors import UserError
 from factory.languages import Language
+from factory.sandbox.os_helpers import default_workers
 from factory.sandbox.untrusted.runner import SYNTAX_ERROR
 from factory.scoring import judge
 from factory.scoring.judge import RIGHT, UNPARSED, WRONG
@@ -315,16 +315,9 @@ def score_batch(
         else:
             results[i] = score_item(item, completion, **kwargs)
     if running:
-        n = workers or _default_workers()
+        n = workers or default_workers()
         with ThreadPoolExecutor(max_workers=min(n, len(running))) as pool:
             scored = pool.map(lambda i: score_item(items[i], completions[i], **kwargs), running)
             for i, result in zip(running, scored, strict=True):
                 results[i] = result
     return [r for r in results if r is not None]
-
-
-def _default_workers() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)

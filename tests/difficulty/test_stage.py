@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import subprocess
 import zlib
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from factory.contracts import TASKS_SCHEMA
+from factory.contracts import DIFFICULTY_SCHEMA, TASKS_SCHEMA
 from factory.difficulty import run_difficulty_stage
-from factory.io import read_table
+from factory.difficulty.stage import _with_stats
+from factory.io import ShardWriter, read_table, shard_paths
 from factory.params import DifficultyParams
 from factory.solvers import CachedSolver, ResponseCache
 from tests.solvers.helpers import ScriptedSolver, cruxeval_task_rows, write_tasks
@@ -129,6 +131,29 @@ def test_off_by_default_passes_everything_with_a_loud_notice(rows, tmp_path: Pat
     m = json.loads((tmp_path / "m.json").read_text())
     assert m["enabled"] is False and m["solver_model"] is None and "notice" in m
     assert read_table(tmp_path / "pass").num_rows == 0
+
+
+def test_off_writes_the_shards_of_the_rows_made_dicts(rows, tmp_path: Path) -> None:
+    """Off, the tasks go through as Arrow batches: the same bytes as each made a dict
+    (``_with_stats``) and written by ``write_many``, shard for shard; a table without a column
+    (``language``) gets nulls; the metrics count every tier (null ones too) and family."""
+    tasks = [{**r, "tier": None} if i % 3 == 0 else r for i, r in enumerate(rows)]
+    old_schema = TASKS_SCHEMA.remove(TASKS_SCHEMA.get_field_index("language"))
+    with ShardWriter(tmp_path / "tasks", old_schema, rows_per_shard=5) as writer:
+        writer.write_many(tasks)
+    p = DifficultyParams().model_copy(update={"rows_per_shard": 3})  # at least 100 in params.yaml
+    run_difficulty_stage(tmp_path / "tasks", tmp_path / "out", tmp_path / "pass", tmp_path / "m.json", p, 1)
+    with ShardWriter(tmp_path / "dicts", DIFFICULTY_SCHEMA, rows_per_shard=3) as writer:
+        writer.write_many(_with_stats(r, None, None) for r in read_table(tmp_path / "tasks").to_pylist())
+    out, dicts = shard_paths(tmp_path / "out"), shard_paths(tmp_path / "dicts")
+    assert len(out) > 1 and [p.name for p in out] == [p.name for p in dicts]
+    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(out, dicts, strict=True))
+    assert read_table(tmp_path / "out").column("language").null_count == len(rows)
+    m = json.loads((tmp_path / "m.json").read_text())
+    assert m["in"] == m["out"] == len(rows) and read_table(tmp_path / "pass").num_rows == 0
+    tiers, families = Counter(str(r["tier"]) for r in tasks), Counter(r["family"] for r in tasks)
+    assert m["by_tier"] == {t: {"in": n, "kept": n} for t, n in tiers.items()}
+    assert m["by_family"] == {f: {"in": n, "kept": n} for f, n in families.items()}
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from factory.contracts import PROGRAMS_SCHEMA, SPARES_SCHEMA
-from factory.inputs.pools import signature_key, write_pools
+from factory.inputs.pool_table import write_pools
+from factory.inputs.pools import signature_key
 from factory.io import read_table
 from factory.languages.javascript import codegen, untrusted
 from factory.params import ExecuteParams, InputsParams, Phase2Params

@@ -18,7 +18,7 @@ import pytest
 
 from factory.contracts import PHASE2_SCHEMA, PROGRAMS_SCHEMA, SPARES_SCHEMA
 from factory.errors import UserError
-from factory.inputs.pools import write_pools
+from factory.inputs.pool_table import write_pools
 from factory.io import read_table, shard_paths
 from factory.params import ExecuteParams, InputsParams, Phase2Params, validate_section
 from factory.phase2.items import gold_completion, memorizer_source

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from factory.errors import UserError
-from factory.inputs.pools import draw_pools, write_pools
+from factory.inputs.pool_table import write_pools
+from factory.inputs.pools import draw_pools
 from factory.release.card import quality_value
 
 

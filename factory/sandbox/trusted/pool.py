@@ -48,7 +48,7 @@ from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
-from factory.sandbox.os_helpers import HEADER, frame
+from factory.sandbox.os_helpers import HEADER, default_workers, frame
 from factory.sandbox.trusted.worker import (
     CRASH,
     KINDS,
@@ -70,14 +70,6 @@ FILL_STEP = 8  # jobs sent at once to a worker running short (see _Loop._fill_al
 # about 100 KB) fit, so it goes on without waiting for the parent to read them. Not more: pipe
 # buffers count against a per-user limit (64 MiB by default), shared with every other pipe.
 PIPE_BYTES = 1 << 18
-
-
-def default_workers() -> int:
-    """CPUs this process may run on (the affinity mask, which containers narrow), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 class _Worker:
