@@ -174,7 +174,7 @@ def test_a_codegen_row_scores_through_execverify_score(built: dict[str, Any], ex
 
 def test_spares_that_fall_short_are_topped_up_with_fresh_draws(tmp_path: Path) -> None:
     """A program whose spares all give the output a memorizer of its examples answers, and one with
-    fewer spares than ``hidden_tests``, get ``phase2.candidates`` fresh draws (from the saved pools,
+    fewer spares than ``min_hidden_tests``, get ``phase2.candidates`` fresh draws (from the saved pools,
     run under both seeds); a program with enough telling spares gets none. The fresh draws that
     defeat the memorizer come first among the hidden tests."""
     source = "def f(n):\n    return n > 100\n"
