@@ -56,9 +56,8 @@ CASES_SCHEMA = pa.schema(
     ]
 )
 
-#: inputs → phase2: the argument pool Hypothesis drew for each signature.
 #: inputs → phase2: the candidates of each kept program that ran ``ok`` (under the first hash seed)
-#: and were not kept, in draw order, with their outputs: the phase2 stage's hidden tests.
+#: but were not chosen, in draw order, with their outputs: the phase2 stage's hidden tests.
 SPARES_SCHEMA = pa.schema(
     [
         ("program_id", pa.string()),
@@ -69,6 +68,7 @@ SPARES_SCHEMA = pa.schema(
     ]
 )
 
+#: inputs → phase2 and assemble: the argument pool Hypothesis drew for each signature.
 POOLS_SCHEMA = pa.schema(
     [("language", pa.string()), ("signature", pa.string()), ("args", pa.list_(pa.string()))]
 )

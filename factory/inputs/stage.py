@@ -174,6 +174,7 @@ def _ablate(pool: WorkerPool, batch: list[dict[str, Any]], judged: list[_Judged]
             [j.args[i] for i in (*j.chosen, *j.others)],
             full=len(j.chosen),
             stop=True,
+            first_hit=True,
         )
         for program, j in todo
     ]

@@ -77,22 +77,28 @@ def _ok_cases_by_program(folder: str | Path) -> Iterator[tuple[str, list[Case]]]
         yield current, cases
 
 
-def _joined(programs_dir: str | Path, folder: str | Path) -> Iterator[tuple[dict, list[Case]]]:
-    """Each program with its ok cases in ``folder`` (programs without any get an empty list)."""
-    groups = _ok_cases_by_program(folder)
-    pending = next(groups, None)
+def _joined(
+    programs_dir: str | Path, folders: Sequence[str | Path]
+) -> Iterator[tuple[dict, list[list[Case]]]]:
+    """Each program with its ok cases in each of ``folders`` (an empty list where it has none)."""
+    groups = [_ok_cases_by_program(folder) for folder in folders]
+    pending = [next(group, None) for group in groups]
     for batch in iter_rows(programs_dir, batch_rows=BATCH):
         for program in batch:
-            if pending is not None and pending[0] == program["program_id"]:
-                yield program, pending[1]
-                pending = next(groups, None)
-            else:
-                yield program, []
-    if pending is not None:
-        raise UserError(
-            f"{folder}: program {pending[0]} is not in {programs_dir} or not in its order "
-            "(rebuild the inputs and execute stages from these programs)"
-        )
+            found: list[list[Case]] = []
+            for k, group in enumerate(groups):
+                if (head := pending[k]) is not None and head[0] == program["program_id"]:
+                    found.append(head[1])
+                    pending[k] = next(group, None)
+                else:
+                    found.append([])
+            yield program, found
+    for folder, head in zip(folders, pending, strict=True):
+        if head is not None:
+            raise UserError(
+                f"{folder}: program {head[0]} is not in {programs_dir} or not in its order "
+                "(rebuild the inputs and execute stages from these programs)"
+            )
 
 
 def _seed(seed: int) -> int:
@@ -105,11 +111,8 @@ _Unit = tuple[dict[str, Any], list[Case], list[Case]]  # (program, ok executed c
 
 def _units(programs_dir: str | Path, executions_dir: str | Path, spares_dir: str | Path) -> Iterator[_Unit]:
     """Each program with its ok executed cases and its spares."""
-    spares = _joined(programs_dir, spares_dir)
-    for program, cases in _joined(programs_dir, executions_dir):
-        other, spare = next(spares)
-        assert other["program_id"] == program["program_id"]
-        yield program, cases, spare
+    for program, (cases, spares) in _joined(programs_dir, [executions_dir, spares_dir]):
+        yield program, cases, spares
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -258,9 +261,10 @@ def _confirm(executor: Executor, programs: list[dict[str, Any]], hidden: list[_H
 
 def _falls_short(h: _Hidden, params: Phase2Params, language: str) -> bool:
     """Whether a program has fewer hidden tests than ``min_hidden_tests``, or a memorizer of the
-    examples passes them all. (Topping up every program with fewer than ``hidden_tests`` as well
-    took the stage's runs of fresh draws from 2,800 to 5,200 for 22 more items with all 8: the
-    programs whose candidates the inputs stage stopped early, whose fresh draws hit the limits.)"""
+    examples passes them all (what it computes of that is kept in ``h.fails``). Topping up every
+    program with fewer than ``hidden_tests`` as well took the fresh runs from 2,800 to 5,200 for
+    22 more items with all 8: the programs whose candidates the inputs stage stopped early, whose
+    fresh draws hit the limits too."""
     if len(h.tests) < params.min_hidden_tests:
         return True
     h.fails = memorizer_fails(h.shown, h.tests, language)

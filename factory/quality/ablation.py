@@ -63,9 +63,10 @@ def ablation_payload(
     *,
     full: int | None = None,
     stop: bool = False,
+    first_hit: bool = False,
 ) -> dict[str, Any]:
-    """The ``ablation`` job of ``variants`` on ``inputs`` (``full`` and ``stop``: see
-    ``factory.quality.jobs.ablation_job``; ``full`` defaults to every input)."""
+    """The ``ablation`` job of ``variants`` on ``inputs`` (``full``, ``stop`` and ``first_hit``:
+    see ``factory.quality.jobs.ablation_job``; ``full`` defaults to every input)."""
     return {
         "source": source,
         "entry": entry,
@@ -73,6 +74,7 @@ def ablation_payload(
         "inputs": list(inputs),
         "full": len(inputs) if full is None else full,
         "stop": stop,
+        "first_hit": first_hit,
         "factor": FACTOR,
         "slack": SLACK,
         "total": TOTAL,

@@ -149,6 +149,22 @@ def test_an_exception_in_a_variant_counts_as_changed_and_only_first_inputs_run_i
     assert result["changed"] == [[0], []]
 
 
+def test_first_hit_stops_at_the_first_change_until_a_variant_needs_more_inputs() -> None:
+    """``first_hit``: while every variant changes one of the ``full`` inputs, each stops at its
+    first; once one changes none of them, every variant's hits are what they are without it."""
+    source = "def f(n):\n    a = n + 1\n    if n > 5:\n        a = -a\n    return a\n"
+    variants = [text for _, text in removal_variants(source)]
+    inputs = ["1", "2", "9", "10"]  # the `if` matters only on the last two
+    for full in (4, 2):
+        plain = ablation_job(ablation_payload(source, "f", variants, inputs, full=full))
+        first = ablation_job(ablation_payload(source, "f", variants, inputs, full=full, first_hit=True))
+        if full == 4:  # every variant changes one of the four: one hit each, fewer runs
+            assert plain["changed"] == [[0, 1, 2, 3], [2, 3], [2, 3]]
+            assert first["changed"] == [[0], [2], [2]] and first["events"] < plain["events"]
+        else:  # the `if` changes neither of the first two: every hit is wanted, as without first_hit
+            assert first["changed"] == plain["changed"] == [[0, 1], [2, 3], [2, 3]]
+
+
 def test_stop_ends_the_job_at_the_first_irrelevant_statement() -> None:
     source = "def f(s):\n    a = 1\n    t = s.upper()\n    return t\n"
     variants = [text for _, text in removal_variants(source)]

@@ -138,16 +138,42 @@ function ablationJob(payload) {
     return call(variant, inputs[i], factor * events + slack)[0] !== expected;
   };
 
+  // `first_hit` (Python's ablation_job): a variant's runs on the first `full` inputs stop at the
+  // first change while every variant changes one of them; once one does not, the others' are completed.
   const results = new Array(payload.variants.length).fill(null);
+  let firstHit = Boolean(payload.first_hit);
+  const partial = [];
   let status = OK;
   try {
+    let stopped = false;
     for (let v = 0; v < payload.variants.length; v++) {
       const variant = payload.variants[v];
       let hits = [];
-      for (let i = 0; i < full; i++) if (changed(variant, i)) hits.push(i);
-      if (!hits.length) for (let i = full; i < inputs.length; i++) if (changed(variant, i)) hits.push(i);
+      for (let i = 0; i < full; i++) {
+        if (changed(variant, i)) {
+          hits.push(i);
+          if (firstHit) break;
+        }
+      }
+      if (firstHit && hits.length) partial.push(v);
+      if (!hits.length) {
+        firstHit = false;
+        for (let i = full; i < inputs.length; i++) if (changed(variant, i)) hits.push(i);
+      }
       results[v] = hits;
-      if (!hits.length && payload.stop) break;
+      if (!hits.length && payload.stop) {
+        stopped = true;
+        break;
+      }
+    }
+    if (!stopped && !firstHit) {
+      for (const v of partial) {
+        const [hit] = results[v];
+        results[v] = null; // not run, should the total run out in the runs below
+        const hits = [hit];
+        for (let i = hit + 1; i < full; i++) if (changed(payload.variants[v], i)) hits.push(i);
+        results[v] = hits;
+      }
     }
   } catch (error) {
     if (!(error instanceof TotalExceeded)) throw error;

@@ -22,7 +22,7 @@ KINDS = {
     "ablation": "quality.js:ablationJob",
 }
 #: The ablation payload's keys that travel as they are (``factory.quality.ablation.ablation_payload``).
-_ABLATION_KEYS = ("inputs", "full", "stop", "factor", "slack", "total")
+_ABLATION_KEYS = ("inputs", "full", "stop", "first_hit", "factor", "slack", "total")
 
 
 def _program(source: Any, entry: Any, *, cache: bool = True) -> dict[str, Any]:

@@ -134,6 +134,20 @@ def test_ablation_flags_a_removable_statement_and_not_a_needed_one(pool: WorkerP
     assert stopped["changed"] == [[]] + [None] * 3  # stop: at the first variant that changes nothing
 
 
+def test_first_hit_as_in_python(pool: WorkerPool) -> None:
+    """``first_hit``: each variant stops at its first change on the ``full`` inputs while every
+    variant changes one of them; once one does not, the hits are those without ``first_hit``."""
+    source = "function f(n) {\n  let a = n + 1;\n  if (n > 5) {\n    a = -a;\n  }\n  return a;\n}\n"
+    inputs = ["1", "2", "9", "10"]  # the `if` matters only on the last two
+    _, plain = _ablate(pool, source, inputs)
+    _, first = _ablate(pool, source, inputs, first_hit=True)
+    assert plain["changed"] == [[0, 1, 2, 3], [2, 3], [2, 3]]
+    assert first["changed"] == [[0], [2], [2]] and first["events"] < plain["events"]
+    _, plain = _ablate(pool, source, inputs, full=2)
+    _, first = _ablate(pool, source, inputs, full=2, first_hit=True)
+    assert first["changed"] == plain["changed"] == [[0, 1], [2, 3], [2, 3]]
+
+
 def test_an_endless_variant_is_stopped_by_its_budget_and_the_total_bounds_the_job(pool: WorkerPool) -> None:
     source = "function f(n) {\n  let i = 0;\n  while (i < n) {\n    i += 1;\n  }\n  return i;\n}\n"
     variants, result = _ablate(pool, source, ["3"])
