@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from factory.execute.runner import Executor
-from factory.sandbox.trusted.pool import default_workers
+from factory.sandbox.os_helpers import default_workers
 
 CRUXEVAL = Path(__file__).resolve().parents[1] / "data/benchmarks/cruxeval/cruxeval.jsonl"
 

@@ -28,7 +28,8 @@ from typing import Any
 from factory.execute.runner import Executor
 from factory.languages import language
 from factory.languages.javascript.runner import FIXED_ENV
-from factory.sandbox.trusted.pool import WorkerPool, default_workers, proc_cpu_seconds
+from factory.sandbox.os_helpers import default_workers
+from factory.sandbox.trusted.pool import WorkerPool, proc_cpu_seconds
 
 CANONICAL_JS = Path(__file__).resolve().parents[1] / "factory/languages/javascript/canonical.js"
 

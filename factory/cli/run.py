@@ -198,7 +198,7 @@ def run_cases(
     from factory.execute.runner import Executor
 
     if workers is None:
-        from factory.sandbox.trusted.pool import default_workers
+        from factory.sandbox.os_helpers import default_workers
 
         workers = max(1, min(default_workers(), len(cases)))
     with Executor(workers=workers, kinds=kinds, language=language, **limits) as executor:

@@ -11,7 +11,8 @@ from factory.execute.batch import run_pairs
 from factory.languages import Language
 from factory.params import ExecuteParams
 from factory.program_code import portable_code
-from factory.sandbox.trusted.pool import WorkerPool, default_workers, map_pools
+from factory.sandbox.os_helpers import default_workers
+from factory.sandbox.trusted.pool import WorkerPool, map_pools
 from factory.sandbox.trusted.worker import CRASH, RESOURCE_LIMIT
 
 NONDETERMINISTIC = "nondeterministic"

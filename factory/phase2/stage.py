@@ -11,8 +11,8 @@ than ``phase2.min_hidden_tests``, or with tests that a memorizer of the examples
 ``phase2.candidates`` fresh argument lists, drawn with the inputs stage's machinery (its saved
 pools, a per-program seeded sample, a seed of its own) and run under both seeds, and its tests
 are chosen again. This leaves the phase-1 data as they are (raising ``inputs.per_program`` would
-change every phase-1 item), and runs about 14,400 cases where drawing 12 new argument lists for
-every program ran 41,600 (``bench/README.md``).
+change every phase-1 item), and makes about 14,400 runs where drawing 12 new argument lists for
+every program made 41,200 (``bench/README.md``).
 
 The item's text is its language's (the grammar's; ``items.codegen``: signature, tests, examples),
 and outputs are compared with that language's value model.
@@ -49,7 +49,7 @@ from factory.io import count_rows, iter_rows
 from factory.languages import Language
 from factory.params import ExecuteParams, InputsParams, Phase2Params
 from factory.phase2.items import FAMILY, codegen, synth_prompt, task_id
-from factory.sandbox.trusted.pool import default_workers
+from factory.sandbox.os_helpers import default_workers
 from factory.sandbox.trusted.worker import OK
 from factory.stage import Outcome, Output, Tally, chunks, language_of, run_stage
 from factory.stats import StageStats
@@ -249,8 +249,12 @@ def _choose(cases: list[Case], spares: list[Case], params: Phase2Params, languag
 def _confirm(executor: Executor, programs: list[dict[str, Any]], hidden: list[_Hidden]) -> None:
     """Run the spares taken (arguments no executed case has) under the other hash seeds; keep
     those whose runs agree with the inputs stage's."""
-    taken = [(h, case, program) for program, h in zip(programs, hidden, strict=True) for case in h.tests]
-    taken = [(h, case, program) for h, case, program in taken if case[0] not in h.executed]
+    taken = [
+        (h, case, program)
+        for program, h in zip(programs, hidden, strict=True)
+        for case in h.tests
+        if case[0] not in h.executed
+    ]
     jobs = [{"source": p["source"], "entry": p["entry"], "args": case[0]} for _, case, p in taken]
     firsts = [{"status": OK, "output_repr": case[1], "output_type": case[2]} for _, case, _ in taken]
     for (h, case, _), verdict in zip(taken, executor.confirm(jobs, firsts), strict=True):

@@ -42,7 +42,7 @@ from factory.release.plan import config_column, decide_programs, plan_rows, read
 from factory.release.plots import write_plots
 from factory.release.provenance import difficulty_provenance, release_provenance
 from factory.release.splits import SPLITS
-from factory.sandbox.trusted.pool import default_workers
+from factory.sandbox.os_helpers import default_workers
 from factory.stats import StageStats
 from factory.tasks.tally import ItemTally
 
