@@ -61,7 +61,13 @@ class SynthesizeParams(_Section):
         return v
 
 
-INPUT_CHECKS = ("constant_output", "one_sided_branch", "irrelevant_statement", "irrelevant_test")
+INPUT_CHECKS = (
+    "constant_output",
+    "one_sided_branch",
+    "irrelevant_statement",
+    "inert_operation",
+    "irrelevant_test",
+)
 
 
 class InputsParams(_Section):

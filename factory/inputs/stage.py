@@ -116,9 +116,20 @@ class _Judged:
     chosen: tuple[int, ...] = ()
     others: tuple[int, ...] = ()
     variants: tuple[tuple[int, str], ...] = ()
-    flips: int = 0  # how many of the variants, at the end, negate a test (``irrelevant_test``)
+    reasons: tuple[str, ...] = ()  # per variant, the check it serves (its drop reason)
     drop: str | None = None
     ablation: str | None = None  # the status of its ablation job, when one ran
+
+
+#: The checks that run variants of the program (one ``ablation`` job), in the job's order, each
+#: with the ``analysis`` facet's function that makes its variants.
+#: The job stops at the first variant that changes no outcome (``stop``): those of the checks that
+#: drop come first.
+_VARIANTS = (
+    (checks.IRRELEVANT_STATEMENT, "removal_variants"),
+    (checks.IRRELEVANT_TEST, "negated_tests"),
+    (checks.INERT_OPERATION, "passthrough_variants"),
+)
 
 
 def _first_checks(
@@ -154,15 +165,20 @@ def _first_checks(
         chosen = two_sided
     judged.chosen = chosen
     judged.others = tuple(i for i in order if i not in chosen)
-    removals = analysis.removal_variants(program["source"]) if checks.IRRELEVANT_STATEMENT in enabled else []
-    flips = analysis.negated_tests(program["source"]) if checks.IRRELEVANT_TEST in enabled else []
-    judged.variants, judged.flips = (*removals, *flips), len(flips)
+    made = [
+        (check, variant)
+        for check, make in _VARIANTS
+        if check in enabled
+        for variant in getattr(analysis, make)(program["source"])
+    ]
+    judged.variants = tuple(variant for _, variant in made)
+    judged.reasons = tuple(check for check, _ in made)
     return judged
 
 
 def _ablate(pool: WorkerPool, batch: list[dict[str, Any]], judged: list[_Judged], one_sided: bool) -> None:
-    """The ``irrelevant_statement`` and ``irrelevant_test`` checks of every program of the batch
-    with variants (one ``ablation`` job each): keep the choice, swap one in, or drop the program.
+    """The checks of ``_VARIANTS`` on every program of the batch with variants (one ``ablation``
+    job each): keep the choice, swap one in, or drop the program.
     Each job's status goes in ``ablation`` (``incomplete`` or a failure: some variants were not
     tried, hence their statements and tests kept)."""
     todo = [(program, j) for program, j in zip(batch, judged, strict=True) if j.drop is None and j.variants]
@@ -182,9 +198,9 @@ def _ablate(pool: WorkerPool, batch: list[dict[str, Any]], judged: list[_Judged]
         j.ablation = result["status"]
         tests = j.tests if one_sided else frozenset()
         ablation = ablation_of(j.variants, result)
-        choice = checks.relevant_choice(j.runs, tests, j.chosen, j.others, ablation)
+        choice = checks.relevant_choice(j.runs, tests, j.chosen, j.others, ablation, j.reasons)
         if choice is None:
-            j.drop = checks.irrelevant_reason(ablation, j.flips)
+            j.drop = checks.irrelevant_reason(ablation, j.reasons)
         else:
             j.chosen = choice
 
@@ -306,7 +322,7 @@ def _check(
                 program, candidates, runs, frozenset(lines), params.per_program, enabled, analysis
             )
             judged.append(j)
-        if enabled & {checks.IRRELEVANT_STATEMENT, checks.IRRELEVANT_TEST}:
+        if enabled & {check for check, _ in _VARIANTS}:
             two_way = checks.ONE_SIDED_BRANCH in enabled and params.per_program >= 2
             _ablate(ablation_pool, batch, judged, two_way)
         for program, j, ran in zip(batch, judged, statuses, strict=True):

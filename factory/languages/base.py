@@ -134,6 +134,12 @@ class Analysis(Protocol):
         every other line where it was (the quality checks run these variants)."""
         ...
 
+    def passthrough_variants(self, source: str) -> Sequence[tuple[int, str]]:
+        """(first line, source) per (assignment ``name = value`` in a function, variable the value
+        reads), in source order: the program with that value replaced by the variable, every
+        other line where it was (the ``inert_operation`` check runs these variants)."""
+        ...
+
     def negated_tests(self, source: str) -> Sequence[tuple[int, str]]:
         """(first line, source) per two-way test on one line (those of ``branch_tests``), in source
         order: the program with that test negated, every line where it was (the

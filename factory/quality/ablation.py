@@ -55,6 +55,13 @@ def removal_variants(source: str, language: str = "python") -> list[tuple[int, s
     ]
 
 
+def passthrough_variants(source: str, language: str = "python") -> list[tuple[int, str]]:
+    """(first line, source) of each variant of ``source`` with an assignment's value replaced by
+    a variable it reads (the ``analysis`` facet's ``passthrough_variants``)."""
+    analysis = languages.language(language).facet("analysis")
+    return [(line, text) for line, text in analysis.passthrough_variants(source)]
+
+
 def ablation_payload(
     source: str,
     entry: str,
@@ -125,17 +132,35 @@ def irrelevant_statements_many(
     pool's workers (an iterative reduction runs one round of every program at a time)."""
     if not iterative:
         variants = [removal_variants(source, language) for source, _, _ in programs]
-        payloads = [
-            ablation_payload(source, entry, [text for _, text in vs], args)
-            for (source, entry, args), vs in zip(programs, variants, strict=True)
-        ]
-        results = pool.map(KIND, payloads)
-        out = []
-        for vs, result in zip(variants, results, strict=True):
-            ablation = ablation_of(vs, result)
-            out.append([ablation.lines[v] for v in ablation.irrelevant()])
-        return out
+        return _unchanged(programs, variants, pool)
     return _reduce(programs, pool, language)
+
+
+def inert_operations_many(
+    programs: Sequence[tuple[str, str, list[str]]], pool: WorkerPool, *, language: str = "python"
+) -> list[list[int]]:
+    """Per (source, entry, args_list): the first lines of the assignments one of whose
+    ``passthrough_variants`` changes no outcome on ``args_list`` (an operation that does nothing
+    the output shows on those inputs), in source order, each once. ``pool``: as above."""
+    variants = [passthrough_variants(source, language) for source, _, _ in programs]
+    return [sorted(set(lines)) for lines in _unchanged(programs, variants, pool)]
+
+
+def _unchanged(
+    programs: Sequence[tuple[str, str, list[str]]],
+    variants: Sequence[list[tuple[int, str]]],
+    pool: WorkerPool,
+) -> list[list[int]]:
+    """Per program, the lines of its ``variants`` that changed no outcome on its inputs."""
+    payloads = [
+        ablation_payload(source, entry, [text for _, text in vs], args)
+        for (source, entry, args), vs in zip(programs, variants, strict=True)
+    ]
+    out = []
+    for vs, result in zip(variants, pool.map(KIND, payloads), strict=True):
+        ablation = ablation_of(vs, result)
+        out.append([ablation.lines[v] for v in ablation.irrelevant()])
+    return out
 
 
 def _reduce(

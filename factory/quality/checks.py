@@ -11,6 +11,14 @@ at line L has an outcome per different line that followed L. The checks, each a 
   none that a valid choice of the kept inputs can include (``factory.quality.ablation``);
 - ``irrelevant_test``: the same for an ``if`` test negated (every outcome of it flipped): a test
   that decides nothing, as when its branches do the same work (``data += xs`` / ``data = data + xs``).
+
+One check only steers the choice and never drops a program (``PREFERENCES``):
+
+- ``inert_operation``: an assignment's value replaced by a variable it reads (``trimmed =
+  word.strip()`` → ``trimmed = word``) should change an outcome on the kept inputs: the kept
+  inputs are swapped for a choice on which every such operation that acts on some candidate
+  acts (whitespace to strip). An operation that acts on no candidate stays (CRUXEval has such
+  steps too: a ``replace`` of a letter the text lacks).
 """
 
 from __future__ import annotations
@@ -25,7 +33,10 @@ from factory.quality.ablation import Ablation
 CONSTANT_OUTPUT = "constant_output"
 ONE_SIDED_BRANCH = "one_sided_branch"
 IRRELEVANT_STATEMENT = "irrelevant_statement"
+INERT_OPERATION = "inert_operation"
 IRRELEVANT_TEST = "irrelevant_test"
+#: The checks that only steer the choice of the kept inputs (never a drop reason).
+PREFERENCES = frozenset({INERT_OPERATION})
 #: The most choices of the kept inputs a search looks at (combinations, in preference order).
 MAX_CHOICES = 4096
 
@@ -105,31 +116,50 @@ def relevant_choice(
     chosen: tuple[int, ...],
     others: Sequence[int],
     ablation: Ablation,
+    reasons: Sequence[str] = (),
 ) -> tuple[int, ...] | None:
     """The kept inputs after the ablation of ``chosen`` (first) and ``others`` (the job's inputs
     in that order): ``chosen`` when every statement matters on one of them, else another choice
     of as many that still has every test two-sided and on which every statement provably
-    matters (a statement that mattered on ``chosen`` was only run there); None when there is none."""
+    matters (a statement that mattered on ``chosen`` was only run there); None when there is none.
+
+    ``reasons[v]`` is the check variant ``v`` serves (none given: ``irrelevant_statement``). The
+    variants of a ``PREFERENCES`` check never drop the program: a choice on which each of them
+    changes an outcome is taken when there is one (an operation that acts on some candidate is
+    shown acting), else the choice the others allow."""
     inputs = [*chosen, *others]
     hits = [None if h is None else {inputs[i] for i in h} for h in ablation.changed]
-    needed = [h for h in hits if h is not None]
+    preferred = [v < len(reasons) and reasons[v] in PREFERENCES for v in range(len(hits))]
+    needed = [h for h, p in zip(hits, preferred, strict=True) if h is not None and not p]
+    wanted = [h for h, p in zip(hits, preferred, strict=True) if h and p]  # acts on some candidate
     if any(not h for h in needed):
         return None  # a statement that matters on no candidate at all
+
+    def valid(required: list[set[int]]) -> Callable[[tuple[int, ...]], bool]:
+        def check(choice: tuple[int, ...]) -> bool:
+            picked = set(choice)
+            return all(h & picked for h in required) and not one_sided([runs[i] for i in choice], tests)
+
+        return check
+
+    if all(h & set(chosen) for h in needed + wanted):
+        return chosen
+    if wanted and (choice := search(inputs, len(chosen), valid(needed + wanted))) is not None:
+        return choice
     if all(h & set(chosen) for h in needed):
         return chosen
-
-    def valid(choice: tuple[int, ...]) -> bool:
-        picked = set(choice)
-        return all(h & picked for h in needed) and not one_sided([runs[i] for i in choice], tests)
-
-    return search([*chosen, *others], len(chosen), valid)
+    return search(inputs, len(chosen), valid(needed))
 
 
-def irrelevant_reason(ablation: Ablation, flips: int) -> str:
-    """The drop reason of a program ``relevant_choice`` found no choice for, whose last ``flips``
-    variants negate a test: ``irrelevant_test`` when only a negated test changed no outcome."""
-    empty = {v for v, hits in enumerate(ablation.changed) if hits is not None and not hits}
-    first_flip = len(ablation.changed) - flips
-    if empty and all(v >= first_flip for v in empty):
-        return IRRELEVANT_TEST
-    return IRRELEVANT_STATEMENT
+def irrelevant_reason(ablation: Ablation, reasons: Sequence[str]) -> str:
+    """The drop reason of a program ``relevant_choice`` found no choice for: ``reasons[v]`` of the
+    first variant ``v`` (not of a ``PREFERENCES`` check) that changed no outcome, else
+    ``irrelevant_statement`` (each changed something, but no choice of the kept inputs covers
+    them all)."""
+    empty = (
+        v
+        for v, hits in enumerate(ablation.changed)
+        if hits is not None and not hits and not (v < len(reasons) and reasons[v] in PREFERENCES)
+    )
+    first = next(empty, None)
+    return IRRELEVANT_STATEMENT if first is None or first >= len(reasons) else reasons[first]

@@ -4,7 +4,8 @@ A ``Program`` is one program, in its ``language``, with its own inputs (the argu
 released cases), the output types of those cases, and its input-family items. ``measure`` runs
 one ``quality`` job per program (``factory.quality.probe``: static facts, ``if`` outcomes on the
 own inputs, 40 random well-typed inputs, one random argument list per input item) and the
-iterative ablation of ``factory.quality.ablation`` on the programs chosen for it, in one trusted
+iterative ablation and the pass-through variants (``inert_operations_many``) of
+``factory.quality.ablation`` on the programs chosen for them, in one trusted
 worker pool per language, with the kinds and worker of the language's ``measure`` facet
 (JavaScript's: the same job on the node worker, ``factory.languages.javascript.measure``);
 ``summarize`` turns the per-program ``Measured`` into the figures. Random draws are seeded by the
@@ -24,7 +25,7 @@ from typing import Any
 
 from factory import languages
 from factory.errors import UserError
-from factory.quality.ablation import irrelevant_statements_many
+from factory.quality.ablation import inert_operations_many, irrelevant_statements_many
 from factory.quality.probe import KIND
 from factory.quality.signature import ArgsParser, PoolIndex, parsed_once
 from factory.quality.static import KINDS as TRIVIAL_KINDS
@@ -71,6 +72,7 @@ class Measured:
     program: Program
     facts: StaticFacts | None = None
     irrelevant: int | None = None  # statements the iterative ablation removed
+    inert: int | None = None  # assignments whose operation changed nothing on the own inputs
     reached_tests: int = 0
     one_outcome_tests: int = 0
     random_ok: int = 0
@@ -197,6 +199,13 @@ def _measure_language(
         for m, lines in zip(chosen, removed, strict=True):
             assert m.facts is not None  # chosen above
             m.irrelevant = m.facts.irrelevant_count(lines)
+        inert = inert_operations_many(
+            [(m.program.source, m.program.entry, list(m.program.inputs)) for m in chosen],
+            pool,
+            language=language,
+        )
+        for m, lines in zip(chosen, inert, strict=True):
+            m.inert = len(lines)
 
 
 def _with_payloads(
@@ -319,6 +328,7 @@ def figures(group: Sequence[Measured]) -> dict[str, Any]:
         "random_solves_input_item": _share(sum(items), len(items)),
         "strings": strings,
         "four_letter_strings": _share(sum(m.four_letter_strings for m in group), strings),
+        "inert_operation": _share(sum(bool(m.inert) for m in ablated), len(ablated)),
         "clean": _share(sum(_clean(m) for m in ablated), len(ablated)),
         "dead_store": _share(sum(bool(m.facts.dead_stores) for m in static if m.facts), len(static)),
         "unread_loop_variable": _share(

@@ -119,6 +119,7 @@ QUALITY_ROWS = (
     ("input items solved by a random well-typed argument list", "random_solves_input_item", "share"),
     ("string arguments with a run of four ASCII letters (share of strings)", "four_letter_strings", "share"),
     ("**free of irrelevant statements, constant output and trivial operations**¹", "clean", "share"),
+    ("an operation that changes nothing the output shows on the own inputs¹", "inert_operation", "share"),
     ("a dead store (a variable assigned, never read)", "dead_store", "share"),
     ("a loop whose body never reads its loop variable", "unread_loop_variable", "share"),
     ("median relevant statements (statements minus irrelevant)¹", "median_relevant_statements", "number"),

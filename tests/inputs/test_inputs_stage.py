@@ -263,7 +263,8 @@ def test_a_statement_that_matters_on_one_rare_candidate_has_it_swapped_in() -> N
         judged.chosen, judged.others = (0, 1), (2, 3)  # as if coverage had kept "0" and "1"
         _ablate(pool, [program], [judged], one_sided=True)
     assert judged.drop is None
-    assert [judged.args[i] for i in judged.chosen] == ["0", "7"]
+    # "7" swapped in; and "1" for "0", on which `n * 2` acts on nothing (0 * 2 == 0: inert_operation)
+    assert [judged.args[i] for i in judged.chosen] == ["1", "7"]
 
 
 def test_a_candidate_past_the_step_limit_is_not_kept_and_ends_the_later_passes() -> None:

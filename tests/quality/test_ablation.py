@@ -11,6 +11,7 @@ from factory.languages import language
 from factory.languages.python.ablation import (
     branch_tests,
     negated_tests,
+    passthrough_variants,
     removable_statements,
     removal_variants,
 )
@@ -18,6 +19,7 @@ from factory.quality import ablation
 from factory.quality.ablation import (
     ablation_of,
     ablation_payload,
+    inert_operations_many,
     irrelevant_statements,
     irrelevant_statements_many,
 )
@@ -95,6 +97,7 @@ def test_branch_tests_are_the_if_and_elif_lines() -> None:
 def test_the_language_facet_serves_the_variants() -> None:
     facet = language("python").facet("analysis")
     assert [tuple(v) for v in facet.removal_variants(PROGRAM)] == ablation.removal_variants(PROGRAM)
+    assert [tuple(v) for v in facet.passthrough_variants(PROGRAM)] == ablation.passthrough_variants(PROGRAM)
     assert list(facet.branch_tests(PROGRAM)) == [8, 10]
 
 
@@ -224,3 +227,54 @@ def test_negated_tests_negate_one_test_each_and_keep_every_line_in_place() -> No
     namespace: dict = {}
     exec(flips[0].source, namespace)
     assert namespace["f"](1, [1]) == 3 and namespace["f"](-1, []) == 3  # -1: the if's body, then the loop
+
+
+PASSING = """import math
+def g(arg):
+    ratio = arg / 2.0
+    return ratio
+def f(word, n):
+    trimmed = word.strip()
+    total: int = n + 1
+    total = max(total, len(word))
+    xs = [1, 2]
+    m = [v + n for v in xs]
+    k = math.ceil(n)
+    y = g(
+        word)  # a comment
+    z = y
+    w = (lambda q: q + n)(k)
+    return (trimmed, total, m, k, y, z, w)
+"""
+
+
+def _changed_lines(variant: str, source: str) -> list[str]:
+    return [a for a, b in zip(variant.splitlines(), source.splitlines(), strict=True) if a != b]
+
+
+def test_passthrough_variants_pass_each_variable_the_value_reads() -> None:
+    variants = passthrough_variants(PASSING)
+    got = [(line, _changed_lines(text, PASSING)) for line, text in variants]
+    assert got == [
+        (3, ["    ratio = arg"]),
+        (6, ["    trimmed = word"]),
+        (7, ["    total: int = n"]),
+        (8, ["    total = word"]),  # not `total` (the removal), not the called `max` and `len`
+        (10, ["    m = n"]),  # `v` is the comprehension's
+        (10, ["    m = xs"]),
+        (11, ["    k = n"]),  # not the module `math`
+        (12, ["    y = word  # a comment", ""]),  # the value's second line left blank
+        (15, ["    w = n"]),  # not the lambda's `q`
+        (15, ["    w = k"]),
+    ]
+    for _, text in variants:  # every variant parses, every line where it was
+        ast.parse(text)
+        assert len(text.splitlines()) == len(PASSING.splitlines())
+    assert passthrough_variants("def f(x):\n    y = [1, -2]\n    z = x\n    return (y, z)\n") == []
+
+
+def test_an_inert_operation_is_one_whose_pass_through_changes_no_outcome(pool: WorkerPool) -> None:
+    source = "def f(word, n):\n    trimmed = word.strip()\n    top = max(n, 0)\n    return (trimmed, top)\n"
+    assert inert_operations_many([(source, "f", ["'a', 3", "'b', 5"])], pool) == [[2, 3]]
+    assert inert_operations_many([(source, "f", ["' a', 3", "'b', -5"])], pool) == [[]]
+    assert inert_operations_many([(source, "f", ["' a', 3", "'b', 5"])], pool) == [[3]]

@@ -16,20 +16,49 @@ def run(out: str, arcs: list[tuple[int, int]] = (), lines: list[int] = ()) -> di
 
 def test_the_check_names_are_the_params_names() -> None:
     names = (checks.CONSTANT_OUTPUT, checks.ONE_SIDED_BRANCH, checks.IRRELEVANT_STATEMENT)
-    assert (*names, checks.IRRELEVANT_TEST) == INPUT_CHECKS
+    assert (*names, checks.INERT_OPERATION, checks.IRRELEVANT_TEST) == INPUT_CHECKS
+    assert checks.PREFERENCES < set(INPUT_CHECKS)
 
 
-def test_a_drop_is_an_irrelevant_test_only_when_no_removal_left_the_outcome_unchanged() -> None:
-    def ablation(*changed: tuple[int, ...] | None) -> Ablation:
-        return Ablation(tuple(range(len(changed))), ("",) * len(changed), changed, True)
+def ablation(*changed: tuple[int, ...] | None) -> Ablation:
+    return Ablation(tuple(range(len(changed))), ("",) * len(changed), changed, True)
 
+
+STATEMENT, TEST, INERT = checks.IRRELEVANT_STATEMENT, checks.IRRELEVANT_TEST, checks.INERT_OPERATION
+
+
+def test_the_drop_reason_is_that_of_the_first_variant_that_changed_nothing() -> None:
     # two removals, then one negated test
-    assert checks.irrelevant_reason(ablation((0,), (1,), ()), flips=1) == checks.IRRELEVANT_TEST
-    assert checks.irrelevant_reason(ablation((), (1,), ()), flips=1) == checks.IRRELEVANT_STATEMENT
-    assert checks.irrelevant_reason(ablation((), (1,), (0,)), flips=1) == checks.IRRELEVANT_STATEMENT
+    reasons = (STATEMENT, STATEMENT, TEST)
+    assert checks.irrelevant_reason(ablation((0,), (1,), ()), reasons) == TEST
+    assert checks.irrelevant_reason(ablation((), (1,), ()), reasons) == STATEMENT
+    assert checks.irrelevant_reason(ablation((), (1,), (0,)), reasons) == STATEMENT
     # every variant changed something (no choice of the inputs covers them all): a statement
-    assert checks.irrelevant_reason(ablation((0,), (1,), (2,)), flips=1) == checks.IRRELEVANT_STATEMENT
-    assert checks.irrelevant_reason(ablation((0,), None, ()), flips=1) == checks.IRRELEVANT_TEST
+    assert checks.irrelevant_reason(ablation((0,), (1,), (2,)), reasons) == STATEMENT
+    assert checks.irrelevant_reason(ablation((0,), None, ()), reasons) == TEST
+    # a pass-through that changed nothing is never the reason
+    assert checks.irrelevant_reason(ablation((0,), (), ()), (STATEMENT, INERT, TEST)) == TEST
+    assert checks.irrelevant_reason(ablation((0,), ()), (STATEMENT, INERT)) == STATEMENT
+
+
+def test_an_inert_operation_steers_the_choice_and_never_drops() -> None:
+    tests: set[int] = set()
+    runs = [run(str(i)) for i in range(4)]
+    chosen, others = (0, 1), (2, 3)
+    reasons = (STATEMENT, INERT)
+    # The operation acts on kept input 1: the choice stays.
+    assert checks.relevant_choice(runs, tests, chosen, others, ablation((0,), (1,)), reasons) == chosen
+    # It acts only on candidate 3 (job index 3): swapped in for 1, the statement still matters on 0.
+    assert checks.relevant_choice(runs, tests, chosen, others, ablation((0,), (3,)), reasons) == (0, 3)
+    # It acts on no candidate, or only where the statement then matters nowhere: the choice stays.
+    assert checks.relevant_choice(runs, tests, chosen, others, ablation((0,), ()), reasons) == chosen
+    squeezed = ablation((0,), (1,), (2,), (3,))
+    assert (
+        checks.relevant_choice(runs, tests, chosen, others, squeezed, (STATEMENT, STATEMENT, INERT, INERT))
+        == chosen
+    )
+    # A removal that changes nothing still drops the program.
+    assert checks.relevant_choice(runs, tests, chosen, others, ablation((), (1,)), reasons) is None
 
 
 def test_constant_output_needs_two_runs_with_one_output() -> None:

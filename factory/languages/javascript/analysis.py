@@ -60,6 +60,11 @@ _MAYBE_LITERAL = frozenset(
     {"number", "string", "true", "false", "null", "undefined", "array", "object", "template_string"}
     | {"unary_expression", "new_expression"}
 )
+# Global objects and builtins a value may read: never a variable to pass through.
+_GLOBALS = frozenset(
+    {"Math", "Number", "String", "Object", "Array", "JSON", "Boolean", "parseInt", "parseFloat"}
+    | {"isNaN", "Infinity", "NaN", "undefined", "Set", "Map"}
+)
 
 
 def statement_info(source: str) -> dict[int, StatementLine]:
@@ -120,13 +125,119 @@ def negated_tests(source: str) -> list[tuple[int, str]]:
     return flips
 
 
+def passthrough_variants(source: str) -> list[tuple[int, str]]:
+    """(first line, source) per assignment statement in the program's functions (``let``/``const``/
+    ``var`` with one declarator ``name = value``, or ``name = value``) and variable its value reads:
+    the value replaced by that variable's name, every other line where it was. An operation that
+    changes nothing on a program's inputs passes its variable's value through unchanged: the
+    variant's outcome is the original's on every input. Statements in ``removal_variants``' order,
+    the variables in order of first appearance; none for a value that is a name or a literal.
+    Not variables to pass through: the assigned name (the variant would be its removal), callees
+    (a method's object is one), property names, names bound inside the value (a nested function's
+    parameters and locals), ``_GLOBALS``."""
+    encoded = source.encode("utf-8")
+    variants = []
+    for line, node, _ in _analysis(source).statements:
+        assignment = _assignment(node)
+        if assignment is None:
+            continue
+        name, value = assignment
+        inner = value
+        while inner.type == "parenthesized_expression" and inner.named_child_count == 1:
+            inner = inner.named_children[0]
+        if inner.type in ("identifier", "undefined") or _is_literal(inner):
+            continue
+        reads: list[str] = []
+        _reads(value, frozenset({name}) | _GLOBALS, reads)
+        for read in dict.fromkeys(reads):
+            variants.append((line, _replaced(encoded, value, read.encode("utf-8"))))
+    return variants
+
+
+def _assignment(statement: Node) -> tuple[str, Node] | None:
+    """(name, value) of ``let``/``const``/``var name = value`` (one declarator) or ``name = value``."""
+    if statement.type in _DECLARATIONS:
+        declarators = [d for d in statement.named_children if d.type == "variable_declarator"]
+        if len(declarators) != 1:
+            return None
+        target, value = field_node(declarators[0], "name"), declarators[0].child_by_field_name("value")
+    elif statement.type == "expression_statement":
+        expressions = [c for c in statement.named_children if c.type != "comment"]
+        if len(expressions) != 1 or expressions[0].type != "assignment_expression":
+            return None
+        target, value = field_node(expressions[0], "left"), field_node(expressions[0], "right")
+    else:
+        return None
+    if target.type != "identifier" or value is None:
+        return None
+    return node_text(target), value
+
+
+def _reads(node: Node, hidden: frozenset[str], reads: list[str]) -> None:
+    """Append the variables ``node`` reads, in source order, but the ``hidden`` ones (bound inside
+    the value, or never passed through) and callees."""
+    kind = node.type
+    if kind in ("identifier", "shorthand_property_identifier"):
+        if node_text(node) not in hidden:
+            reads.append(node_text(node))
+        return
+    if kind in _FUNCTIONS or kind in ("class", "class_declaration"):
+        hidden = hidden | _bound_in(node)
+    children = node.named_children
+    if kind in ("call_expression", "new_expression"):
+        callee = node.child_by_field_name("function" if kind == "call_expression" else "constructor")
+        children = [c for c in children if c != callee or callee.type != "identifier"]
+    elif kind == "assignment_expression":  # a plain name or a pattern assigned is not read
+        left = field_node(node, "left")
+        if left.type in ("identifier", "array_pattern", "object_pattern"):
+            children = [c for c in children if c != left]
+    for child in children:
+        _reads(child, hidden, reads)
+
+
+def _bound_in(scope: Node) -> frozenset[str]:
+    """The names a function (or class) binds for its own text: its name, its parameters, what its
+    body declares (nested functions' own names left to them)."""
+    names = []
+    name = scope.child_by_field_name("name")
+    if name is not None and name.type == "identifier":
+        names.append(node_text(name))
+    if scope.type in _FUNCTIONS:
+        for param in parameters(scope):
+            names += bound_names(param)
+    body = scope.child_by_field_name("body")
+    if body is not None:
+        names += _declared_in(body)
+    return frozenset(names)
+
+
+def _declared_in(node: Node) -> list[str]:
+    """The names declarations in ``node`` bind, nested functions left out (their names kept)."""
+    kind = node.type
+    if kind in _FUNCTIONS or kind in ("class", "class_declaration"):
+        name = node.child_by_field_name("name")
+        declared = kind in ("function_declaration", "generator_function_declaration", "class_declaration")
+        return [node_text(name)] if declared and name is not None else []
+    # (a ``for`` header's declaration is a declaration node of its own, met below)
+    names = _declared(node) if kind in _DECLARATIONS or kind in ("for_in_statement", "catch_clause") else []
+    for child in node.named_children:
+        names += _declared_in(child)
+    return names
+
+
 def _without(src: bytes, node: Node) -> str:
     """``src`` with ``node`` replaced by ``;``, every other line where it was."""
+    return _replaced(src, node, b";")
+
+
+def _replaced(src: bytes, node: Node, text: bytes) -> str:
+    """``src`` with ``node`` replaced by ``text`` (one line), every other line where it was: the text
+    after ``node`` on its last line moves up, the lines it spanned are left blank after it."""
     start, end = node.start_byte, node.end_byte
     blanks = b"\n" * src.count(b"\n", start, end)
     line_end = src.find(b"\n", end)
     line_end = len(src) if line_end < 0 else line_end
-    return (src[:start] + b";" + src[end:line_end] + blanks + src[line_end:]).decode("utf-8")
+    return (src[:start] + text + src[end:line_end] + blanks + src[line_end:]).decode("utf-8")
 
 
 # --- the walk -----------------------------------------------------------------------------------

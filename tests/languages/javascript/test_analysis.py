@@ -244,3 +244,121 @@ def test_a_header_spanning_lines_is_a_multi_line_statement() -> None:
     assert analysis.has_multiline_statement(header)
     assert not analysis.has_multiline_statement(body_only)
     assert analysis.statement_info(header)[2].names == ("a",)
+
+
+PASSTHROUGH = program(
+    """
+    function f(word, n) {
+      const trimmed = word.trim();
+      let total = n + 1;
+      total = Math.max(total, word.length);
+      const xs = [1, 2];
+      const m = xs.map((v) => v + n);
+      return [trimmed, total, m];
+    }
+    """
+)
+
+
+def _with_line(source: str, line: int, text: str) -> str:
+    lines = source.split("\n")
+    lines[line - 1] = text
+    return "\n".join(lines)
+
+
+def test_passthrough_variants_replace_a_value_by_each_variable_it_reads() -> None:
+    """Not the assigned name, a callee, a builtin (``Math``), a property name, a literal value, nor
+    an arrow function's parameter; a method call's object is read."""
+    assert analysis.passthrough_variants(PASSTHROUGH) == [
+        (2, _with_line(PASSTHROUGH, 2, "  const trimmed = word;")),
+        (3, _with_line(PASSTHROUGH, 3, "  let total = n;")),
+        (4, _with_line(PASSTHROUGH, 4, "  total = word;")),
+        (6, _with_line(PASSTHROUGH, 6, "  const m = xs;")),
+        (6, _with_line(PASSTHROUGH, 6, "  const m = n;")),
+    ]
+
+
+def test_a_multi_line_value_is_replaced_in_place_and_no_line_moves() -> None:
+    source = program(
+        """
+        function f(a, b) {
+          const s = Math.min(
+            a,
+            b) + 1; // low
+          return s;
+        }
+        """
+    )
+    variants = analysis.passthrough_variants(source)
+    assert [line for line, _ in variants] == [2, 2]
+    assert variants[0][1].split("\n")[:5] == [
+        "function f(a, b) {",
+        "  const s = a; // low",
+        "",
+        "",
+        "  return s;",
+    ]
+    assert variants[1][1].split("\n")[1] == "  const s = b; // low"
+    for _, variant in variants:
+        assert variant.count("\n") == source.count("\n")
+        assert not parser().parse(variant.encode()).root_node.has_error, variant
+
+
+def test_no_passthrough_for_two_declarators_an_augmented_or_member_assignment_or_a_plain_value() -> None:
+    source = program(
+        """
+        function f(a, xs, o) {
+          let b = a + 1, c = a * 2;
+          b += a;
+          xs[0] = a + 1;
+          o.k = a + 1;
+          let [d, e] = xs.slice(1);
+          let g = a;
+          g = "a";
+          const h = { k: [1, "x"], z: null };
+          return [b, c, d, e, g, h];
+        }
+        """
+    )
+    assert analysis.passthrough_variants(source) == []
+
+
+def test_passthrough_variants_in_nested_functions_but_not_at_the_module_level() -> None:
+    source = program(
+        """
+        const top = Math.abs(-2) + 1;
+        let seed = top * 2;
+        function f(n) {
+          function helper(k) {
+            const twice = k * 2;
+            return twice;
+          }
+          const ys = [1, 2].map((y) => {
+            const z = y * n;
+            return z;
+          });
+          const g = function (w) { let u; u = w + ys.length; return u; };
+          return helper(n) + g(seed);
+        }
+        """
+    )
+    variants = analysis.passthrough_variants(source)
+    assert [(line, text.split("\n")[line - 1]) for line, text in variants] == [
+        (5, "    const twice = k;"),
+        (8, "  const ys = n;"),  # the callback's free variable; `y` is its parameter
+        (9, "    const z = y;"),
+        (9, "    const z = n;"),
+        (12, "  const g = ys;"),  # not `w` nor `u`: bound inside the function
+        (12, "  const g = function (w) { let u; u = w; return u; };"),
+        (12, "  const g = function (w) { let u; u = ys; return u; };"),
+    ]  # never line 1 or 2 (the module level)
+
+
+def test_passthrough_variants_of_the_tracers_programs_parse_and_keep_every_line() -> None:
+    for source, _ in SAME_OUTPUT:
+        for line, variant in analysis.passthrough_variants(source):
+            assert variant.count("\n") == source.count("\n")
+            assert variant.split("\n")[: line - 1] == source.split("\n")[: line - 1]
+            assert not parser().parse(variant.encode()).root_node.has_error, variant
+    with pytest.raises(SyntaxError):
+        analysis.passthrough_variants("function f( {")
