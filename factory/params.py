@@ -65,8 +65,9 @@ INPUT_CHECKS = (
     "constant_output",
     "one_sided_branch",
     "irrelevant_statement",
-    "inert_operation",
+    "idle_repetition",
     "irrelevant_test",
+    "inert_operation",
 )
 
 

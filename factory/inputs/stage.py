@@ -127,6 +127,7 @@ class _Judged:
 #: drop come first.
 _VARIANTS = (
     (checks.IRRELEVANT_STATEMENT, "removal_variants"),
+    (checks.IDLE_REPETITION, "once_variants"),
     (checks.IRRELEVANT_TEST, "negated_tests"),
     (checks.INERT_OPERATION, "passthrough_variants"),
 )

@@ -134,6 +134,12 @@ class Analysis(Protocol):
         every other line where it was (the quality checks run these variants)."""
         ...
 
+    def once_variants(self, source: str) -> Sequence[tuple[int, str]]:
+        """(first line, source) per loop bounded by a literal count above 1 (Python: ``for _ in
+        range(3)``, ``while count < 3``), in source order: the program with that count set to 1,
+        every line where it was (the ``idle_repetition`` check runs these variants)."""
+        ...
+
     def passthrough_variants(self, source: str) -> Sequence[tuple[int, str]]:
         """(first line, source) per (assignment ``name = value`` in a function, variable the value
         reads), in source order: the program with that value replaced by the variable, every

@@ -9,6 +9,9 @@ at line L has an outcome per different line that followed L. The checks, each a 
   ways;
 - ``irrelevant_statement``: a statement whose removal changes the outcome on no candidate, or on
   none that a valid choice of the kept inputs can include (``factory.quality.ablation``);
+- ``idle_repetition``: the same for a loop with a literal count above 1 run once (``for _ in
+  range(3):`` → ``range(1)``): a loop whose body does the same work again on each repetition
+  (``seen.add(word)``, ``n = min(n, limit)``), whose count decides nothing;
 - ``irrelevant_test``: the same for an ``if`` test negated (every outcome of it flipped): a test
   that decides nothing, as when its branches do the same work (``data += xs`` / ``data = data + xs``).
 
@@ -33,6 +36,7 @@ from factory.quality.ablation import Ablation
 CONSTANT_OUTPUT = "constant_output"
 ONE_SIDED_BRANCH = "one_sided_branch"
 IRRELEVANT_STATEMENT = "irrelevant_statement"
+IDLE_REPETITION = "idle_repetition"
 INERT_OPERATION = "inert_operation"
 IRRELEVANT_TEST = "irrelevant_test"
 #: The checks that only steer the choice of the kept inputs (never a drop reason).

@@ -11,6 +11,7 @@ from factory.languages import language
 from factory.languages.python.ablation import (
     branch_tests,
     negated_tests,
+    once_variants,
     passthrough_variants,
     removable_statements,
     removal_variants,
@@ -98,6 +99,7 @@ def test_the_language_facet_serves_the_variants() -> None:
     facet = language("python").facet("analysis")
     assert [tuple(v) for v in facet.removal_variants(PROGRAM)] == ablation.removal_variants(PROGRAM)
     assert [tuple(v) for v in facet.passthrough_variants(PROGRAM)] == ablation.passthrough_variants(PROGRAM)
+    assert [tuple(v) for v in facet.once_variants(LOOPS)] == once_variants(LOOPS)
     assert list(facet.branch_tests(PROGRAM)) == [8, 10]
 
 
@@ -278,3 +280,40 @@ def test_an_inert_operation_is_one_whose_pass_through_changes_no_outcome(pool: W
     assert inert_operations_many([(source, "f", ["'a', 3", "'b', 5"])], pool) == [[2, 3]]
     assert inert_operations_many([(source, "f", ["' a', 3", "'b', -5"])], pool) == [[]]
     assert inert_operations_many([(source, "f", ["' a', 3", "'b', 5"])], pool) == [[3]]
+
+
+LOOPS = """def g(xs):
+    for i in range(3):
+        xs.append(i)
+    return xs
+def f(xs, n):
+    count = 0
+    while count < 4:
+        for j in range(1):
+            xs.append(j)
+        count += 1
+    while count < n:
+        count += 1
+    for k in range(2, 5):
+        xs.append(k)
+    return g(xs)
+"""
+
+
+def test_once_variants_set_each_literal_loop_count_to_one() -> None:
+    variants = once_variants(LOOPS)
+    got = [(line, _changed_lines(text, LOOPS)) for line, text in variants]
+    # not `range(1)` (already once), `count < n` (no literal), `range(2, 5)` (a start)
+    assert got == [(2, ["    for i in range(1):"]), (7, ["    while count < 1:"])]
+
+
+def test_a_loop_whose_repetitions_change_nothing_keeps_every_outcome() -> None:
+    idle = (
+        "def f(seen, word):\n    count = 0\n    while count < 3:\n"
+        "        seen.add(word)\n        count += 1\n    return sorted(seen)\n"
+    )
+    busy = idle.replace("seen.add(word)", "seen.add(word + str(count))")
+    for source, changed in ((idle, []), (busy, [0, 1])):
+        ((_, variant),) = once_variants(source)
+        result = ablation_job(ablation_payload(source, "f", [variant], ["set(), 'a'", "{'b'}, 'c'"]))
+        assert result["changed"] == [changed]

@@ -16,7 +16,8 @@ def run(out: str, arcs: list[tuple[int, int]] = (), lines: list[int] = ()) -> di
 
 def test_the_check_names_are_the_params_names() -> None:
     names = (checks.CONSTANT_OUTPUT, checks.ONE_SIDED_BRANCH, checks.IRRELEVANT_STATEMENT)
-    assert (*names, checks.INERT_OPERATION, checks.IRRELEVANT_TEST) == INPUT_CHECKS
+    variants = (checks.IDLE_REPETITION, checks.IRRELEVANT_TEST, checks.INERT_OPERATION)
+    assert (*names, *variants) == INPUT_CHECKS
     assert checks.PREFERENCES < set(INPUT_CHECKS)
 
 
@@ -36,6 +37,9 @@ def test_the_drop_reason_is_that_of_the_first_variant_that_changed_nothing() -> 
     # every variant changed something (no choice of the inputs covers them all): a statement
     assert checks.irrelevant_reason(ablation((0,), (1,), (2,)), reasons) == STATEMENT
     assert checks.irrelevant_reason(ablation((0,), None, ()), reasons) == TEST
+    assert checks.irrelevant_reason(ablation((0,), (), ()), (STATEMENT, checks.IDLE_REPETITION, TEST)) == (
+        checks.IDLE_REPETITION
+    )
     # a pass-through that changed nothing is never the reason
     assert checks.irrelevant_reason(ablation((0,), (), ()), (STATEMENT, INERT, TEST)) == TEST
     assert checks.irrelevant_reason(ablation((0,), ()), (STATEMENT, INERT)) == STATEMENT

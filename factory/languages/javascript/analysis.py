@@ -154,6 +154,42 @@ def passthrough_variants(source: str) -> list[tuple[int, str]]:
     return variants
 
 
+def once_variants(source: str) -> list[tuple[int, str]]:
+    """(first line, source) per loop in the program's functions bounded by a literal count above 1
+    (``for (…; i < N; …)``, ``while (count < N)``: ``N`` a decimal integer): the program with that
+    count replaced by ``1``, so the loop's body runs at most once, every line where it was. A loop
+    whose repetitions change nothing gives the variant's outcome on every input.
+    ``removal_variants``' order."""
+    encoded = source.encode("utf-8")
+    variants = []
+    for line, node, _ in _analysis(source).statements:
+        bound = _literal_bound(node)
+        if bound is not None:
+            variants.append((line, _replaced(encoded, bound, b"1")))
+    return variants
+
+
+def _literal_bound(loop: Node) -> Node | None:
+    """The number of a ``for`` loop's test ``name < N`` or a ``while`` loop's ``(name < N)``, ``N``
+    a decimal integer above 1; None for any other statement or test."""
+    if loop.type == "for_statement":
+        test = loop.child_by_field_name("condition")
+    elif loop.type == "while_statement":
+        inner = [c for c in field_node(loop, "condition").named_children if c.type != "comment"]
+        test = inner[0] if len(inner) == 1 else None
+    else:
+        return None
+    if test is None or test.type != "binary_expression" or field_node(test, "operator").type != "<":
+        return None
+    left, right = field_node(test, "left"), field_node(test, "right")
+    if left.type != "identifier" or right.type != "number":
+        return None
+    count = node_text(right)
+    if not (count.isascii() and count.isdigit()) or count.startswith("0") or int(count) <= 1:
+        return None  # (a leading 0 may be a legacy octal literal)
+    return right
+
+
 def _assignment(statement: Node) -> tuple[str, Node] | None:
     """(name, value) of ``let``/``const``/``var name = value`` (one declarator) or ``name = value``."""
     if statement.type in _DECLARATIONS:

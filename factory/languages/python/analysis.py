@@ -4,6 +4,7 @@ statement removal (``factory.languages.python.ablation``)."""
 from factory.languages.python.ablation import (
     branch_tests,
     negated_tests,
+    once_variants,
     passthrough_variants,
     removal_variants,
 )
@@ -13,6 +14,7 @@ __all__ = [
     "branch_tests",
     "has_multiline_statement",
     "negated_tests",
+    "once_variants",
     "passthrough_variants",
     "program_features",
     "removal_variants",

@@ -362,3 +362,109 @@ def test_passthrough_variants_of_the_tracers_programs_parse_and_keep_every_line(
             assert not parser().parse(variant.encode()).root_node.has_error, variant
     with pytest.raises(SyntaxError):
         analysis.passthrough_variants("function f( {")
+
+
+ONCE = program(
+    """
+    function f(xs) {
+      let total = 0;
+      let count = 0;
+      while (count < 3) {
+        total += xs.length;
+        count += 1;
+      }
+      for (let i = 0; i < 4; i++) {
+        total = total * 2;
+      }
+      for (let j = 0; j < 1; j++) {
+        total += j;
+      }
+      return total;
+    }
+    """
+)
+
+
+def test_once_variants_set_each_loops_literal_count_to_1() -> None:
+    """The ``while`` and the first ``for``; the last loop's count is 1 already."""
+    assert analysis.once_variants(ONCE) == [
+        (4, _with_line(ONCE, 4, "  while (count < 1) {")),
+        (8, _with_line(ONCE, 8, "  for (let i = 0; i < 1; i++) {")),
+    ]
+
+
+def test_once_variants_in_a_helper_and_a_nested_loop_outer_first() -> None:
+    source = program(
+        """
+        const top = [];
+        for (let t = 0; t < 5; t++) {
+          top.push(t);
+        }
+        function helper(s) {
+          let out = "";
+          let k = 0;
+          while (k < 2) {
+            out += s;
+            k += 1;
+          }
+          return out;
+        }
+        function f(n) {
+          let acc = 0;
+          for (let i = 0; i < 3; i++) {
+            for (let j = 0; j < 10; j++) {
+              acc += i * j + n;
+            }
+          }
+          return helper(String(acc));
+        }
+        """
+    )
+    variants = analysis.once_variants(source)
+    assert [(line, text.split("\n")[line - 1]) for line, text in variants] == [
+        (8, "  while (k < 1) {"),
+        (16, "  for (let i = 0; i < 1; i++) {"),
+        (17, "    for (let j = 0; j < 1; j++) {"),
+    ]  # never line 2 (the module level)
+    for _, variant in variants:
+        assert sum(a != b for a, b in zip(source.split("\n"), variant.split("\n"), strict=True)) == 1
+
+
+def test_no_once_variant_for_other_comparisons_a_variable_bound_or_a_for_of() -> None:
+    source = program(
+        """
+        function f(xs, n) {
+          let count = 0;
+          for (let i = 0; i <= 3; i++) {
+            count += i;
+          }
+          while (count < n) {
+            count += 1;
+          }
+          while (3 > count) {
+            count += 1;
+          }
+          for (const x of xs) {
+            count += x;
+          }
+          do {
+            count += 1;
+          } while (count < 30);
+          for (;;) {
+            break;
+          }
+          return count;
+        }
+        """
+    )
+    assert analysis.once_variants(source) == []
+
+
+def test_once_variants_of_the_tracers_programs_parse_and_keep_every_line() -> None:
+    for source, _ in SAME_OUTPUT:
+        for line, variant in analysis.once_variants(source):
+            assert variant.count("\n") == source.count("\n")
+            assert variant.split("\n")[: line - 1] == source.split("\n")[: line - 1]
+            assert not parser().parse(variant.encode()).root_node.has_error, variant
+    with pytest.raises(SyntaxError):
+        analysis.once_variants("function f( {")
