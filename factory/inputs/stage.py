@@ -121,10 +121,9 @@ class _Judged:
     ablation: str | None = None  # the status of its ablation job, when one ran
 
 
-#: The checks that run variants of the program (one ``ablation`` job), in the job's order, each
-#: with the ``analysis`` facet's function that makes its variants.
-#: The job stops at the first variant that changes no outcome (``stop``): those of the checks that
-#: drop come first.
+#: The checks that run variants of the program (one ``ablation`` job), each with the ``analysis``
+#: facet's function that makes its variants, in the job's order: the job stops at the first variant
+#: that changes no outcome (``stop``), so the checks that drop come before the preference.
 _VARIANTS = (
     (checks.IRRELEVANT_STATEMENT, "removal_variants"),
     (checks.IDLE_REPETITION, "once_variants"),

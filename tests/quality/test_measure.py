@@ -104,6 +104,8 @@ def measured():
             tier=2,
         ),
         program("strings", "def f(s):\n    return s.upper()\n", ["'word'", "'ab'"], tier=2),
+        # strip() with no whitespace to strip on its own inputs: an inert operation
+        program("inert", "def f(s):\n    t = s.strip()\n    return t + '!'\n", ["'a'", "'b c'"], tier=3),
     ]
     return measure(programs, pool_of, workers=2)
 
@@ -126,9 +128,9 @@ def test_the_job_measures_each_program(measured) -> None:
 
 def test_the_figures_per_tier_and_overall(measured) -> None:
     figures = summarize(measured)
-    assert list(figures) == ["1", "2", ALL]
+    assert list(figures) == ["1", "2", "3", ALL]
     one, everything = figures["1"], figures[ALL]
-    assert one["programs"] == 3 and everything["programs"] == 6
+    assert one["programs"] == 3 and everything["programs"] == 7
     assert one["constant_output_judged"] == 2 and one["constant_output"] == 0.5
     assert one["trivial_operation"] == round(1 / 3, 4)
     assert one["input_items"] == 2 and one["random_solves_input_item"] == 0.5
@@ -138,7 +140,10 @@ def test_the_figures_per_tier_and_overall(measured) -> None:
     assert one["irrelevant_statements"] == round(1 / 5, 4)  # 5 statements, one irrelevant
     assert one["median_relevant_statements"] == 1.0
     assert one["output_types"] == {"int": 1.0}
-    assert everything["four_letter_strings"] == 0.5
+    assert everything["four_letter_strings"] == 0.25  # 'word' of 'word', 'ab', 'a', 'b c'
+    assert figures["3"]["inert_operation"] == 1.0  # `t = s` gives the same outputs
+    assert one["inert_operation"] == round(1 / 3, 4)  # "const": `m = n` changes nothing either
+    assert figures["2"]["inert_operation"] == 0.0
 
 
 def test_measuring_twice_gives_the_same_figures(measured) -> None:
