@@ -123,7 +123,9 @@ class _Judged:
 
 #: The checks that run variants of the program (one ``ablation`` job), each with the ``analysis``
 #: facet's function that makes its variants, in the job's order: the job stops at the first variant
-#: that changes no outcome (``stop``), so the checks that drop come before the preference.
+#: that changes no outcome (``stop``), so the checks that drop come before the preference. A
+#: preference's variant that changes nothing on any candidate stops it too: the later pass-throughs
+#: are not run (None: no swap is sought for them).
 _VARIANTS = (
     (checks.IRRELEVANT_STATEMENT, "removal_variants"),
     (checks.IDLE_REPETITION, "once_variants"),

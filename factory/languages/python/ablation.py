@@ -141,11 +141,16 @@ def removal_variants(source: str) -> list[Removal]:
     return [Removal(s.lineno, _without(encoded, s)) for s in statements]
 
 
-@functools.lru_cache(maxsize=TREE_CACHE_SIZE)  # removal_variants and negated_tests of one program
+@functools.lru_cache(maxsize=TREE_CACHE_SIZE)  # the variants of one program: one parse
+def _parsed(source: str) -> ast.Module:
+    return ast.parse(source)
+
+
+@functools.lru_cache(maxsize=TREE_CACHE_SIZE)  # every kind of variant of one program
 def _statements(source: str) -> tuple[tuple[ast.stmt, bool], ...]:
     """Every statement in the program's functions (an ``elif`` too), in source order, and whether
     it may be removed. Only statements are walked, never expressions: a tenth of ``ast.walk``."""
-    tree = ast.parse(source)
+    tree = _parsed(source)
     lines = source.splitlines()
     found: list[tuple[ast.stmt, bool]] = []
     for node in tree.body:
@@ -244,10 +249,9 @@ def _read_names(value: ast.expr) -> list[str]:
 
 def _module_names(source: str) -> frozenset[str]:
     """The names module-level ``import`` statements bind."""
-    tree_body = ast.parse(source).body
     return frozenset(
         (alias.asname or alias.name).split(".")[0]
-        for node in tree_body
+        for node in _parsed(source).body
         if isinstance(node, (ast.Import, ast.ImportFrom))
         for alias in node.names
     )

@@ -6,6 +6,8 @@ Line numbers count from the first line after the opening triple quote of each pr
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from factory.languages.base import StatementLine
@@ -354,16 +356,6 @@ def test_passthrough_variants_in_nested_functions_but_not_at_the_module_level() 
     ]  # never line 1 or 2 (the module level)
 
 
-def test_passthrough_variants_of_the_tracers_programs_parse_and_keep_every_line() -> None:
-    for source, _ in SAME_OUTPUT:
-        for line, variant in analysis.passthrough_variants(source):
-            assert variant.count("\n") == source.count("\n")
-            assert variant.split("\n")[: line - 1] == source.split("\n")[: line - 1]
-            assert not parser().parse(variant.encode()).root_node.has_error, variant
-    with pytest.raises(SyntaxError):
-        analysis.passthrough_variants("function f( {")
-
-
 ONCE = program(
     """
     function f(xs) {
@@ -460,11 +452,15 @@ def test_no_once_variant_for_other_comparisons_a_variable_bound_or_a_for_of() ->
     assert analysis.once_variants(source) == []
 
 
-def test_once_variants_of_the_tracers_programs_parse_and_keep_every_line() -> None:
-    for source, _ in SAME_OUTPUT:
-        for line, variant in analysis.once_variants(source):
-            assert variant.count("\n") == source.count("\n")
-            assert variant.split("\n")[: line - 1] == source.split("\n")[: line - 1]
-            assert not parser().parse(variant.encode()).root_node.has_error, variant
+@pytest.mark.parametrize("make", [analysis.passthrough_variants, analysis.once_variants])
+def test_variants_of_the_tracers_programs_parse_and_keep_every_line(
+    make: Callable[[str], list[tuple[int, str]]],
+) -> None:
+    made = [(source, *v) for source in [*(s for s, _ in SAME_OUTPUT), ONCE] for v in make(source)]
+    assert made  # (the tracer's programs have no loop with a literal count: ONCE has two)
+    for source, line, variant in made:
+        assert variant.count("\n") == source.count("\n")
+        assert variant.split("\n")[: line - 1] == source.split("\n")[: line - 1]
+        assert not parser().parse(variant.encode()).root_node.has_error, variant
     with pytest.raises(SyntaxError):
-        analysis.once_variants("function f( {")
+        make("function f( {")
