@@ -80,6 +80,7 @@ def cruxeval_programs(path: Path) -> list[Program]:
                 entry="f",
                 inputs=(record["input"],),
                 output_types=(output_type,) if output_type else (),
+                output_chars=(len(record["output"]),),
                 eval_args=True,
             )
         )

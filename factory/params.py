@@ -82,6 +82,9 @@ class InputsParams(_Section):
         description="per parameter, share of argument lists where it is made from an earlier one's value",
     )
     timeout_s: float = Field(1.0, gt=0, le=600)
+    max_output_repr: int = Field(
+        100, ge=10, description="no candidate whose output's text is longer is kept (execute's bound caps it)"
+    )
     min_programs_per_target: int = Field(
         6, ge=0, description="targets with fewer kept program shapes run their reserve programs"
     )

@@ -123,9 +123,8 @@ class _Judged:
 
 #: The checks that run variants of the program (one ``ablation`` job), each with the ``analysis``
 #: facet's function that makes its variants, in the job's order: the job stops at the first variant
-#: that changes no outcome (``stop``), so the checks that drop come before the preference. A
-#: preference's variant that changes nothing on any candidate stops it too: the later pass-throughs
-#: are not run (None: no swap is sought for them).
+#: of a check that drops which changes no outcome (``stop``): the program is dropped, so the
+#: checks that drop come before the preference, whose variants all run.
 _VARIANTS = (
     (checks.IRRELEVANT_STATEMENT, "removal_variants"),
     (checks.IDLE_REPETITION, "once_variants"),
@@ -191,7 +190,8 @@ def _ablate(pool: WorkerPool, batch: list[dict[str, Any]], judged: list[_Judged]
             [text for _, text in j.variants],
             [j.args[i] for i in (*j.chosen, *j.others)],
             full=len(j.chosen),
-            stop=True,
+            # a preference's variant (last) that changes nothing does not stop the job
+            stop=sum(reason not in checks.PREFERENCES for reason in j.reasons),
             first_hit=True,
         )
         for program, j in todo
@@ -295,7 +295,7 @@ def _open(config: _Config, cpus: int | None) -> Iterator[tuple[WorkerPool, Worke
             hash_seed=execute.hash_seeds[0],
             timeout_s=timeout_s,
             memory_mb=execute.memory_mb,
-            max_output_repr=execute.max_output_repr,
+            max_output_repr=min(execute.max_output_repr, config.params.max_output_repr),
             # `arcs` and `ablation` of the language's worker (the runner's own kinds after them)
             kinds={**language.facet("quality").KINDS, **runner.KINDS},
             worker=getattr(runner, "WORKER", None),  # None: the Python worker

@@ -69,7 +69,7 @@ def ablation_payload(
     inputs: Sequence[str],
     *,
     full: int | None = None,
-    stop: bool = False,
+    stop: int = 0,
     first_hit: bool = False,
 ) -> dict[str, Any]:
     """The ``ablation`` job of ``variants`` on ``inputs`` (``full``, ``stop`` and ``first_hit``:
@@ -175,7 +175,11 @@ def _reduce(
         variants = {i: removal_variants(current[i], language) for i in active}
         payloads = [
             ablation_payload(
-                current[i], programs[i][1], [text for _, text in variants[i]], programs[i][2], stop=True
+                current[i],
+                programs[i][1],
+                [text for _, text in variants[i]],
+                programs[i][2],
+                stop=len(variants[i]),
             )
             for i in active
         ]

@@ -90,9 +90,9 @@ def ablation_job(payload: dict[str, Any]) -> dict[str, Any]:
     """Job kind ``ablation``. Payload: ``source``, ``entry``, ``variants`` (sources), ``inputs``
     (argument texts), ``full`` (every variant runs on the first ``full`` inputs; on the others
     only when its outcome changed on none of those, and then on all of them), ``stop`` (stop at
-    the first variant that changes no outcome), ``first_hit`` (see below), and the budgets
-    ``factor``, ``slack`` (a variant run may take ``factor`` × the original run's line events +
-    ``slack``) and ``total`` (line events for the whole job).
+    the first variant among the first ``stop`` that changes no outcome; 0: never), ``first_hit``
+    (see below), and the budgets ``factor``, ``slack`` (a variant run may take ``factor`` × the
+    original run's line events + ``slack``) and ``total`` (line events for the whole job).
 
     Answer: ``status`` (``ok``; ``incomplete`` when ``total`` ran out), ``changed`` (per variant,
     the indices of the inputs whose outcome it changed, or None when it was not run), and
@@ -139,7 +139,7 @@ def ablation_job(payload: dict[str, Any]) -> dict[str, Any]:
                 first_hit = False  # the caller will look past these inputs: it needs every hit
                 hits = [i for i in range(full, len(inputs)) if changed(variant, i)]
             results[v] = hits
-            if not hits and payload.get("stop", False):
+            if not hits and v < payload.get("stop", 0):
                 break
         else:
             if not first_hit:

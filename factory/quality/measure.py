@@ -1,7 +1,7 @@
 """The quality figures of a set of programs, per tier and overall (docs/quality.md).
 
 A ``Program`` is one program, in its ``language``, with its own inputs (the arguments of its
-released cases), the output types of those cases, and its input-family items. ``measure`` runs
+released cases), the output types and lengths of those cases, and its input-family items. ``measure`` runs
 one ``quality`` job per program (``factory.quality.probe``: static facts, ``if`` outcomes on the
 own inputs, 40 random well-typed inputs, one random argument list per input item) and the
 iterative ablation and the pass-through variants (``inert_operations_many``) of
@@ -26,6 +26,7 @@ from typing import Any
 from factory import languages
 from factory.errors import UserError
 from factory.quality.ablation import inert_operations_many, irrelevant_statements_many
+from factory.quality.checks import LONG_OUTPUT_CHARS
 from factory.quality.probe import KIND
 from factory.quality.signature import ArgsParser, PoolIndex, parsed_once
 from factory.quality.static import KINDS as TRIVIAL_KINDS
@@ -50,9 +51,10 @@ MEMORY_MB = 64
 @dataclass(frozen=True)
 class Program:
     """One program to measure: ``key`` (its id), ``tier`` (None for a benchmark), its own
-    ``inputs`` (argument texts), the ``output_types`` of its cases and its input ``items``
-    (item id, output literal text); ``eval_args``: argument texts are expressions; ``language``:
-    the registry name of its language."""
+    ``inputs`` (argument texts), the ``output_types`` of its cases and the length of each one's
+    output text (``output_chars``), its input ``items`` (item id, output literal text);
+    ``eval_args``: argument texts are expressions; ``language``: the registry name of its
+    language."""
 
     key: str
     tier: int | None
@@ -63,6 +65,7 @@ class Program:
     items: tuple[tuple[str, str], ...] = ()
     eval_args: bool = False
     language: str = "python"
+    output_chars: tuple[int, ...] = ()
 
 
 @dataclass
@@ -87,14 +90,14 @@ def programs_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[Program]:
     ``args``, ``family``, ``task_id``, ``output_repr``, ``output_type``; ``language`` when
     present, else Python), in program-id order:
     a program's inputs are the distinct ``args`` of its rows, its cases' output types one per
-    input, its items the rows of the ``input`` family."""
+    input and the length of its output text, its items the rows of the ``input`` family."""
     grouped: dict[str, dict[str, Any]] = {}
     for row in rows:
         entry = grouped.setdefault(
             row["program_id"],
             {"row": row, "cases": {}, "items": []},
         )
-        entry["cases"].setdefault(row["args"], row.get("output_type"))
+        entry["cases"].setdefault(row["args"], (row.get("output_type"), row.get("output_repr")))
         if row.get("family") == "input" and row.get("output_repr") is not None:
             entry["items"].append((row["task_id"], row["output_repr"]))
     programs = []
@@ -108,7 +111,8 @@ def programs_from_rows(rows: Iterable[Mapping[str, Any]]) -> list[Program]:
                 source=row["source"],
                 entry=row.get("entry") or "f",
                 inputs=tuple(sorted(cases)),
-                output_types=tuple(cases[a] for a in sorted(cases) if cases[a]),
+                output_types=tuple(cases[a][0] for a in sorted(cases) if cases[a][0]),
+                output_chars=tuple(len(cases[a][1]) for a in sorted(cases) if cases[a][1] is not None),
                 items=tuple(sorted(set(entry["items"]))),
                 language=row.get("language") or "python",
             )
@@ -313,6 +317,7 @@ def figures(group: Sequence[Measured]) -> dict[str, Any]:
     kinds = [{t.kind for t in m.facts.trivial} for m in static if m.facts]
     types = Counter(t for m in group for t in m.program.output_types)
     cases = sum(types.values())
+    lengths = [n for m in group for n in m.program.output_chars]
     return {
         "programs": len(group),
         "ablated_programs": len(ablated),
@@ -337,6 +342,8 @@ def figures(group: Sequence[Measured]) -> dict[str, Any]:
         "median_relevant_statements": _median(
             [len(m.facts.statements) - (m.irrelevant or 0) for m in ablated if m.facts]
         ),
+        "median_output_chars": _median(lengths),
+        "long_output": _share(sum(n > LONG_OUTPUT_CHARS for n in lengths), len(lengths)),
         "output_types": {t: round(n / cases, 4) for t, n in sorted(types.items())},
         "identifiers": len(set().union(*(m.facts.identifiers for m in static if m.facts))),
     }

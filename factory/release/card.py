@@ -123,6 +123,8 @@ QUALITY_ROWS = (
     ("a dead store (a variable assigned, never read)", "dead_store", "share"),
     ("a loop whose body never reads its loop variable", "unread_loop_variable", "share"),
     ("median relevant statements (statements minus irrelevant)¹", "median_relevant_statements", "number"),
+    ("median length of an output's text (characters, over the cases)", "median_output_chars", "number"),
+    ("outputs longer than 50 characters (share of the cases)", "long_output", "share"),
     ("distinct identifiers", "identifiers", "count"),
     ("programs", "programs", "count"),
 )

@@ -394,8 +394,9 @@ def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
     result (``xs[:][:]``, ``s.upper().upper()``), two arguments that are the same constant
     (``s[1:1]``), or a test of a value against a container literal (``scores == {'o': 'A'}``,
     ``seen.issubset({-1, 10})``: nearly always one answer on drawn inputs), a variable beside an
-    idempotent operation's use of it (``a & (a | b)``: absorption), or a branch of a ``branches``
-    operation that reads its test's variable (``str(ok) if ok else s``: a known value)."""
+    idempotent operation's use of it (``a & (a | b)``: absorption), a variable and a use of the
+    same operation on it (``xs - (xs - ys)``), or a branch of a ``branches`` operation that reads
+    its test's variable (``str(ok) if ok else s``: a known value)."""
     if len(parts) == 1:  # the receiver alone (most operations): only two of the rules apply
         if not parts["recv"].reads:
             raise GenerationFailed(f"{op.op_id}: only constants")
@@ -429,6 +430,15 @@ def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
     for e in parts.values():
         if e.operands and not e.operands.isdisjoint(variables - {e.code}):
             raise GenerationFailed(f"{op.op_id}: a variable beside an idempotent use of it (absorption)")
+    # A variable and a use of the same operation on it (``xs - (xs - (xs - ys))`` is
+    # ``xs - ys``, ``rate + (rate + 2.0)``): a chain a person writes as one step, or not at all.
+    recv = parts["recv"]
+    if _is_variable(recv) and any(
+        e.op == op.op_id and not _is_variable(e) and recv.code in e.reads
+        for e in parts.values()
+        if e is not recv
+    ):
+        raise GenerationFailed(f"{op.op_id}: applied again to its own operand")
     test = parts["recv"]
     if (
         op.branches

@@ -197,6 +197,17 @@ def test_the_semantic_checks_drop_programs_and_count_them_per_tier(tmp_path: Pat
     assert stats["ablation_status"] == {"ok": 2}  # BRANCHY and IRRELEVANT: the others have no variant to try
 
 
+def test_no_case_is_kept_whose_output_is_longer_than_the_bound(tmp_path: Path) -> None:
+    # `'ab' * n` is 2n + 2 characters long: the bound leaves only the candidates with short outputs.
+    repeat = "def f(n):\n    return 'ab' * n\n"
+    bounded, cases = _stage(tmp_path / "bounded", (repeat,), checks=[], max_output_repr=12)
+    unbounded, everything = _stage(tmp_path / "unbounded", (repeat,), checks=[])
+    too_long = [stats["candidate_status"].get("output_too_long", 0) for stats in (unbounded, bounded)]
+    assert too_long[0] < too_long[1]
+    lengths = [len(repr("ab" * int(c["args"]))) for c in cases]
+    assert cases and max(lengths) <= 12 < max(len(repr("ab" * int(c["args"]))) for c in everything)
+
+
 def test_checks_not_named_in_the_params_do_not_run(tmp_path: Path) -> None:
     stats, cases = _stage(tmp_path, (CONSTANT, ONE_SIDED, IRRELEVANT), checks=["constant_output"])
     assert stats["dropped"] == {"constant_output": 1}
@@ -245,26 +256,40 @@ def test_reserves_run_only_for_targets_left_short_and_a_renamed_copy_counts_once
     assert stats["in"] == stats["out"] + stats["dropped_total"] == 5
 
 
-def test_a_statement_that_matters_on_one_rare_candidate_has_it_swapped_in() -> None:
-    # `k + 1` changes the output only when n == 7; the coverage choice has no reason to keep that input.
+def _kept_after_ablation(source: str, candidates: list[str], greedy: list[str] | None = None) -> list[str]:
+    """The kept inputs of a one-parameter program after its ablation job, when coverage had kept
+    its first two candidates (``greedy``: what coverage keeps, checked first)."""
     from factory.inputs.stage import _ablate, _first_checks, _run_candidates
     from factory.languages import language
     from factory.quality.jobs import KINDS
     from factory.sandbox.trusted.pool import WorkerPool
 
-    rare = "def f(n):\n    k = n * 2\n    if n == 7:\n        k = k + 1\n    return k\n"
-    program = _program_rows((rare,))[0]
-    candidates = ["0", "1", "7", "3"]
+    program = _program_rows((source,))[0]
     analysis = language("python").facet("analysis")
     with WorkerPool(workers=1, kinds=KINDS) as pool:
         runs = _run_candidates(pool, [program], [candidates], [[]], 2000)[0]
         judged = _first_checks(program, candidates, runs, frozenset(), 2, frozenset(INPUT_CHECKS), analysis)
-        assert [judged.args[i] for i in judged.chosen] == ["7", "3"]  # the most lines, then the later draw
-        judged.chosen, judged.others = (0, 1), (2, 3)  # as if coverage had kept "0" and "1"
+        if greedy is not None:
+            assert [judged.args[i] for i in judged.chosen] == greedy
+        judged.chosen, judged.others = (0, 1), tuple(range(2, len(candidates)))
         _ablate(pool, [program], [judged], one_sided=True)
     assert judged.drop is None
+    return [judged.args[i] for i in judged.chosen]
+
+
+def test_a_statement_that_matters_on_one_rare_candidate_has_it_swapped_in() -> None:
+    # `k + 1` changes the output only when n == 7; the coverage choice has no reason to keep that
+    # input ("7" and "3": the most lines, then the later draw).
+    rare = "def f(n):\n    k = n * 2\n    if n == 7:\n        k = k + 1\n    return k\n"
     # "7" swapped in; and "1" for "0", on which `n * 2` acts on nothing (0 * 2 == 0: inert_operation)
-    assert [judged.args[i] for i in judged.chosen] == ["1", "7"]
+    assert _kept_after_ablation(rare, ["0", "1", "7", "3"], greedy=["7", "3"]) == ["1", "7"]
+
+
+def test_an_operation_that_acts_on_no_candidate_does_not_hide_the_next_one() -> None:
+    # `min(n, 10)` acts on none of the candidates; `abs(m)` acts on "-4" only, which coverage did
+    # not keep: its pass-through still runs (the job stops only on a check that drops), "-4" comes in.
+    source = "def f(n):\n    m = min(n, 10)\n    a = abs(m)\n    return a + 1\n"
+    assert _kept_after_ablation(source, ["1", "2", "3", "-4"]) == ["1", "-4"]
 
 
 def test_a_candidate_past_the_step_limit_is_not_kept_and_ends_the_later_passes() -> None:

@@ -173,9 +173,12 @@ def test_first_hit_stops_at_the_first_change_until_a_variant_needs_more_inputs()
 def test_stop_ends_the_job_at_the_first_irrelevant_statement() -> None:
     source = "def f(s):\n    a = 1\n    t = s.upper()\n    return t\n"
     variants = [text for _, text in removal_variants(source)]
-    result = ablation_job(ablation_payload(source, "f", variants, ["'ab'"], stop=True))
+    result = ablation_job(ablation_payload(source, "f", variants, ["'ab'"], stop=len(variants)))
     assert result["changed"] == [[], None]
     assert ablation_of(removal_variants(source), result).irrelevant() == [0]
+    # `stop` counts the variants whose emptiness stops the job: past them, every variant runs
+    beyond = ablation_job(ablation_payload(source, "f", variants, ["'ab'"], stop=0))
+    assert beyond["changed"] == [[], [0]]
 
 
 def test_a_job_out_of_its_total_budget_leaves_the_rest_relevant() -> None:

@@ -92,6 +92,10 @@ def test_rank_prefers_new_branch_outcomes_then_new_lines() -> None:
     assert order[:2] == [0, 2]  # then the other outcome of line 2 (run 1 adds nothing)
     # Without tests it is line coverage, and on a tie the later draw.
     assert checks.rank([run("1", (), [1]), run("2", (), [1])], set()) == [1, 0]
+    # ... but first an output that is not long (no longer than LONG_OUTPUT_CHARS)
+    long, short = "'" + "a" * checks.LONG_OUTPUT_CHARS + "'", "'ab'"
+    assert checks.rank([run(short, (), [1]), run(long, (), [1])], set()) == [0, 1]
+    assert checks.rank([run(short, (), [1]), run("'abc'", (), [1])], set()) == [1, 0]
 
 
 def test_two_sided_choice_searches_past_the_greedy_choice() -> None:

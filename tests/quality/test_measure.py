@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -10,6 +11,7 @@ from factory.errors import UserError
 from factory.grammar.loader import load_grammar
 from factory.quality.measure import (
     ALL,
+    Measured,
     Program,
     ablation_sample,
     measure,
@@ -171,9 +173,24 @@ def test_programs_from_rows_and_the_ablation_sample() -> None:
     assert programs[1].inputs == ("1", "2") and programs[1].output_types == ("int", "int")
     assert programs[1].items == (("t2", "2"), ("t3", "1"))
     assert programs[0].output_types == ("int",) and programs[0].items == ()
+    assert programs[1].output_chars == (1, 1)  # each case's output text ("1", "2"), once
     assert ablation_sample(programs, None) == {"a", "b"}
     assert ablation_sample(programs, 1) == {"a", "b"}  # one per tier
     assert ablation_sample(programs * 3, 0) == set()
+
+
+def test_the_output_length_figures() -> None:
+    short = program("s", "def f(n):\n    return n\n", ["1"], tier=1)
+    figures = summarize(
+        [
+            Measured(replace(short, output_chars=(1, 3, 51))),
+            Measured(replace(short, key="t", output_chars=(50, 80))),
+            Measured(replace(short, key="u", tier=2)),  # no case output known: counts in neither
+        ]
+    )
+    assert figures["1"]["median_output_chars"] == 50.0
+    assert figures["1"]["long_output"] == 0.4  # 51 and 80 of five: longer than 50 characters
+    assert figures["2"]["median_output_chars"] is None and figures["2"]["long_output"] is None
 
 
 def test_release_quality_without_pools_leaves_the_random_figures_out() -> None:

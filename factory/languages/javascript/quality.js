@@ -161,7 +161,7 @@ function ablationJob(payload) {
         for (let i = full; i < inputs.length; i++) if (changed(variant, i)) hits.push(i);
       }
       results[v] = hits;
-      if (!hits.length && payload.stop) {
+      if (!hits.length && v < (payload.stop ?? 0)) {
         stopped = true;
         break;
       }

@@ -130,8 +130,10 @@ def test_ablation_flags_a_removable_statement_and_not_a_needed_one(pool: WorkerP
     assert ablation.lines == (2, 3, 4, 5)
     assert [ablation.lines[v] for v in ablation.irrelevant()] == [2]
     assert ablation.changed[1] == (0, 1) and ablation.changed[2] == (1,)
-    _, stopped = _ablate(pool, source, ["1", "10"], stop=True)
+    _, stopped = _ablate(pool, source, ["1", "10"], stop=4)
     assert stopped["changed"] == [[]] + [None] * 3  # stop: at the first variant that changes nothing
+    _, past = _ablate(pool, source, ["1", "10"], stop=0)  # no variant within `stop`: all run
+    assert past["changed"] == [[], [0, 1], [1], [1]]
 
 
 def test_first_hit_as_in_python(pool: WorkerPool) -> None:
