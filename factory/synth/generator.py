@@ -78,6 +78,13 @@ class ProgramBuilder:
             needed = max(needed, 2)  # a value to overlap with
         if s.uses_needed == 1:
             needed = max(needed, 2)  # a reset: another input for its refill to draw on
+        if any(
+            _is_container(s.g, a.type.substitute(binding)) and a.type.substitute(binding) == wanted[0]
+            for a in free_args
+        ):
+            # Two containers of one type (``seen & tags``, ``xs + ys``): both are inputs. With one,
+            # the other operand was made of it again (``seen & (seen ^ {'x'})``) or a literal.
+            needed = max(needed, 2)
         extra_pool = [t for t in s.g.element_types] + [
             Type(s.lang.core_types.sequence, (s.rng.choice(s.g.element_types),))
         ]
@@ -251,3 +258,10 @@ def generate_program(
         except GenerationFailed as exc:
             last = exc.with_traceback(None)  # (its traceback would keep the failed attempt alive)
     raise GenerationFailed(str(last))
+
+
+def _is_container(grammar: Grammar, t: Type) -> bool:
+    """Whether values of ``t`` are written as literals but the grammar has no constants of it
+    (a container: a list, a set, a dict)."""
+    spec = grammar.types.get(t.name)
+    return spec is not None and bool(spec.literal) and not spec.constants

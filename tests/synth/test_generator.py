@@ -270,6 +270,20 @@ def test_an_idempotent_operation_never_takes_one_operand_twice(target: str) -> N
                         bound.pop(name.id, None)
 
 
+def _value_test(node: ast.expr, others: list[str]) -> bool:
+    """An equality of a variable with an idempotent use of it and constants (``others``): a test
+    of the value (``n != min(n, 10)`` is ``n > 10``, ``tags == tags | {'x'}`` is ``'x' in tags``),
+    not a law (``a <= a | b`` is)."""
+    if not (isinstance(node, ast.Compare) and all(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops)):
+        return False
+    try:
+        for leaf in others:
+            ast.literal_eval(leaf)
+    except ValueError:
+        return False
+    return True
+
+
 def _operands(node: ast.expr) -> list[ast.expr]:
     """The operands of a binary use: both sides of an operator or a comparison, a method's
     receiver and its one argument, a two-argument builtin's arguments."""
@@ -308,6 +322,8 @@ def test_a_variable_never_meets_an_idempotent_use_of_itself(target: str) -> None
                 for part in parts:
                     kind, leaves = _idempotent_leaves(part, bound)
                     own = part.id if isinstance(part, ast.Name) else None
+                    if _value_test(node, [leaf for leaf in leaves if leaf not in names]):
+                        continue
                     assert not (kind and (names - {own}) & set(leaves)), program.source
             if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
                 kind, leaves = _idempotent_leaves(stmt.value, bound)
