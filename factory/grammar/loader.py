@@ -374,7 +374,7 @@ def _parse_type_file(f: _File, data: _Node, lang: Language, words: dict[Path, tu
     """One type file; ``words`` collects the word list files its strategies read."""
     allowed = {
         "type", "params", "names", "strategy", "element_strategy", "convert", "constants", "literal",
-        "iterates", "operations", "doc",
+        "iterates", "element_names", "operations", "doc",
     }  # fmt: skip
     f.check_keys(data, allowed, "type file")
     name = f.require(data, "type", str, "type file")
@@ -387,6 +387,9 @@ def _parse_type_file(f: _File, data: _Node, lang: Language, words: dict[Path, tu
                 "params",
             )
     names = _names(f, data, "names", f"type '{name}'", lang, required=True)
+    element_names = _names(f, data, "element_names", f"type '{name}'", lang, required=False)
+    if element_names and data.get("iterates") is None:
+        raise f.error(data, f"type '{name}': element_names needs 'iterates'", "element_names")
     strategy = f.require(data, "strategy", dict, f"type '{name}'")
     element_strategy = data.get("element_strategy")
     if element_strategy is not None and not isinstance(element_strategy, _Node):
@@ -427,6 +430,7 @@ def _parse_type_file(f: _File, data: _Node, lang: Language, words: dict[Path, tu
         iterates=_iterates(f, data, name, params),
         file=f.name,
         line=data.line,
+        element_names=element_names,
     )
 
 

@@ -97,6 +97,8 @@ class TypeSpec:
     iterates: str | None  # element type of ``for x in value`` (a type expression over params)
     file: str
     line: int
+    # names of what ``for x in value`` gives when not the element type's (a string's characters)
+    element_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -111,7 +111,10 @@ class ControlFlow:
             node = self._if(kind, depth, inner, counts, target)
         elif kind == "for":
             assert source is not None and elem is not None  # iterables: the variables whose type iterates
-            var = Var(s.fresh_name(elem), elem, 0, frozen=True, one_element=elem == source.type)
+            # A loop over a string gives characters: named as such (`char`), not as the string (`word`).
+            spec = s.g.types.get(source.type.name)
+            names = spec.element_names if spec is not None else ()
+            var = Var(s.fresh_name(elem, names=names), elem, 0, frozen=True, one_element=elem == source.type)
             source_was_frozen, source.frozen = source.frozen, True
             s.settle(frozenset((source.name,)), frozenset())
             s.scope.append(var)

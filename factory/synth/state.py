@@ -115,11 +115,13 @@ class BuildState:
         self.computed: dict[str, frozenset[str]] = {}  # expressions computed, with what they read
         self.loop_depth = 0
 
-    def fresh_name(self, t: Type, op: Operation | None = None) -> str:
-        """A name the program does not use yet for a value of type ``t``: by the role of the
-        operation that computes it (its ``names``) when it has free ones, else by its type."""
+    def fresh_name(self, t: Type, op: Operation | None = None, names: Sequence[str] = ()) -> str:
+        """A name the program does not use yet for a value of type ``t``: from ``names`` or by the
+        role of the operation that computes it (its ``names``) when they have free ones, else by
+        its type."""
         spec = self.g.types.get(t.name)
-        pools = [list(op.names)] if op is not None else []
+        pools = [list(names)] if names else []
+        pools += [list(op.names)] if op is not None else []
         pools.append(list(spec.names) if spec else ["value"])
         for pool in pools:
             free = [n for n in pool if n not in self.used_names]

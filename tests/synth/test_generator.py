@@ -516,6 +516,17 @@ def test_a_loop_never_iterates_one_character() -> None:
     assert outer >= 50  # programs that loop over a string (80 of 150 when written)
 
 
+def test_a_loop_over_a_string_names_a_character() -> None:
+    """``for char in word``, not ``for sentence in word``: the type's ``element_names``."""
+    names = GRAMMAR.types["str"].element_names
+    seen = 0
+    for program in _generated(GRAMMAR, "str.upper", lambda seed: 3 + seed % 4, 150):
+        characters, _ = _character_loops(program.source, {n for n, t in program.params if t == "str"})
+        seen += len(characters)
+        assert all(name.rstrip("_").split("_")[0] in names for name in characters), program.source
+    assert seen >= 50
+
+
 def _copy_misuses(source: str) -> list[str]:
     """A copy assigned back to what it copies (``xs = xs.copy()``, anywhere), and, in each
     function's top-level simple statements, an operation whose two operands are a variable and
