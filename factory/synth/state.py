@@ -38,6 +38,7 @@ class Var:
     # The variable whose value it holds a copy of (``clone = xs.copy()``: ``xs``) while neither
     # has changed since: ``clone | xs`` is ``xs | xs``.
     copy_of: str = ""
+    touched: bool = False  # a statement read or wrote it (an input nothing touched is left out)
 
 
 class ScopePairs:
@@ -139,7 +140,7 @@ class BuildState:
 
     def snapshot(self) -> tuple:
         """What a failed statement must not leave behind (``restore``)."""
-        flags = [(v, v.pending, v.min_len, v.unread_start, v.copy_of) for v in self.scope]
+        flags = [(v, v.pending, v.min_len, v.unread_start, v.copy_of, v.touched) for v in self.scope]
         return (
             list(self.scope),
             flags,
@@ -158,8 +159,14 @@ class BuildState:
             set(imports),
         )
         self.computed = dict(computed)
-        for v, pending, min_len, unread_start, copy_of in flags:
-            v.pending, v.min_len, v.unread_start, v.copy_of = pending, min_len, unread_start, copy_of
+        for v, pending, min_len, unread_start, copy_of, touched in flags:
+            v.pending, v.min_len, v.unread_start, v.copy_of, v.touched = (
+                pending,
+                min_len,
+                unread_start,
+                copy_of,
+                touched,
+            )
 
     def pending_names(self) -> frozenset[str]:
         """Variables in scope whose value no statement has read yet."""
@@ -168,6 +175,8 @@ class BuildState:
     def settle(self, reads: frozenset[str], writes: frozenset[str]) -> None:
         """A statement read ``reads`` and then wrote ``writes``."""
         for v in self.scope:
+            if v.name in reads or v.name in writes:
+                v.touched = True
             if v.name in reads:
                 v.pending = False
             if v.name in writes:

@@ -527,6 +527,20 @@ def test_a_loop_over_a_string_names_a_character() -> None:
     assert seen >= 50
 
 
+@pytest.mark.parametrize("target", ["dict.fromkeys", "int.ifloordiv", "str.slice_to", "list.remove"])
+def test_no_input_is_returned_untouched(target: str) -> None:
+    """``return (width, initial)`` with ``width`` read by nothing else: the input is left out."""
+    made = 0
+    for program in _generated(GRAMMAR, target, lambda seed: 1 + seed % 2, 40):
+        made += 1
+        entry = next(
+            d for d in ast.parse(program.source).body if isinstance(d, ast.FunctionDef) and d.name == "f"
+        )
+        body = [n.id for stmt in entry.body[:-1] for n in ast.walk(stmt) if isinstance(n, ast.Name)]
+        assert all(a.arg in body for a in entry.args.args), program.source
+    assert made >= 20
+
+
 def _copy_misuses(source: str) -> list[str]:
     """A copy assigned back to what it copies (``xs = xs.copy()``, anywhere), and, in each
     function's top-level simple statements, an operation whose two operands are a variable and
