@@ -100,6 +100,11 @@ class TypeSpec:
     # names of what ``for x in value`` gives when not the element type's (a string's characters)
     element_names: tuple[str, ...] = ()
 
+    @property
+    def container(self) -> bool:
+        """Written as literals but without constants of its own: a list, a set, a dict."""
+        return bool(self.literal) and not self.constants
+
 
 @dataclass(frozen=True)
 class Predicate:

@@ -1,14 +1,14 @@
 """The quality figures of a set of programs, per tier and overall (docs/quality.md).
 
 A ``Program`` is one program, in its ``language``, with its own inputs (the arguments of its
-released cases), the output types and lengths of those cases, and its input-family items. ``measure`` runs
-one ``quality`` job per program (``factory.quality.probe``: static facts, ``if`` outcomes on the
-own inputs, 40 random well-typed inputs, one random argument list per input item) and the
-iterative ablation and the pass-through variants (``inert_operations_many``) of
-``factory.quality.ablation`` on the programs chosen for them, in one trusted
-worker pool per language, with the kinds and worker of the language's ``measure`` facet
-(JavaScript's: the same job on the node worker, ``factory.languages.javascript.measure``);
-``summarize`` turns the per-program ``Measured`` into the figures. Random draws are seeded by the
+released cases), the output types and lengths of those cases, and its input-family items.
+``measure`` runs one ``quality`` job per program (``factory.quality.probe``: static facts,
+``if`` outcomes on the own inputs, 40 random well-typed inputs, one random argument list per
+input item) and the iterative ablation and the pass-through variants (``inert_operations_many``)
+of ``factory.quality.ablation`` on the programs chosen for them, in one trusted worker pool per
+language, with the kinds and worker of the language's ``measure`` facet (JavaScript's: the same
+job on the node worker, ``factory.languages.javascript.measure``); ``summarize`` turns the
+per-program ``Measured`` into the figures. Random draws are seeded by the
 program's key (and an item's id), so the figures are the same on every run.
 """
 

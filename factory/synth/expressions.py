@@ -411,7 +411,7 @@ def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
     if op.returns is not None and op.returns.name == language(grammar.language).core_types.boolean:
         for e in constants:
             spec = grammar.types.get(e.type.name)
-            if spec is not None and not spec.constants and spec.literal:
+            if spec is not None and spec.container:
                 raise GenerationFailed(f"{op.op_id}: a test against a container literal")
     if len(constants) != len({e.code for e in constants}):
         raise GenerationFailed(f"{op.op_id}: the same constant twice")  # ``s[1:1]``, ``replace('a', 'a')``

@@ -78,9 +78,11 @@ class ProgramBuilder:
             needed = max(needed, 2)  # a value to overlap with
         if s.uses_needed == 1:
             needed = max(needed, 2)  # a reset: another input for its refill to draw on
-        if any(
-            _is_container(s.g, a.type.substitute(binding)) and a.type.substitute(binding) == wanted[0]
-            for a in free_args
+        receiver = s.g.types.get(wanted[0].name)
+        if (
+            receiver is not None
+            and receiver.container
+            and wanted[0] in [a.type.substitute(binding) for a in free_args]
         ):
             # Two containers of one type (``seen & tags``, ``xs + ys``): both are inputs. With one,
             # the other operand was made of it again (``seen & (seen ^ {'x'})``) or a literal.
@@ -163,10 +165,10 @@ class ProgramBuilder:
                 pass
         # An input that nothing read is left out of the signature, not returned as it came
         # (``return (width, initial)``, ``width`` untouched: 39 of the 480 kept tier-1 programs).
-        unread = [v for v in pending if not v.touched and any(v is p for p in params)]
-        if name == ENTRY and unread and len(unread) < len(pending):
-            params[:] = [p for p in params if not any(p is v for v in unread)]
-            pending = [v for v in pending if not any(v is u for u in unread)]
+        untouched = [p for p in params if not p.touched]  # (still pending: nothing read them)
+        if name == ENTRY and untouched and len(untouched) < len(pending):
+            params[:] = [p for p in params if p.touched]
+            pending = [v for v in pending if all(v is not p for p in untouched)]
         if not pending:
             raise GenerationFailed("nothing to return")
         value: n.Expr
@@ -264,10 +266,3 @@ def generate_program(
         except GenerationFailed as exc:
             last = exc.with_traceback(None)  # (its traceback would keep the failed attempt alive)
     raise GenerationFailed(str(last))
-
-
-def _is_container(grammar: Grammar, t: Type) -> bool:
-    """Whether values of ``t`` are written as literals but the grammar has no constants of it
-    (a container: a list, a set, a dict)."""
-    spec = grammar.types.get(t.name)
-    return spec is not None and bool(spec.literal) and not spec.constants

@@ -159,14 +159,8 @@ class BuildState:
             set(imports),
         )
         self.computed = dict(computed)
-        for v, pending, min_len, unread_start, copy_of, touched in flags:
-            v.pending, v.min_len, v.unread_start, v.copy_of, v.touched = (
-                pending,
-                min_len,
-                unread_start,
-                copy_of,
-                touched,
-            )
+        for v, *state in flags:
+            v.pending, v.min_len, v.unread_start, v.copy_of, v.touched = state
 
     def pending_names(self) -> frozenset[str]:
         """Variables in scope whose value no statement has read yet."""
