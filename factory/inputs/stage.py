@@ -391,10 +391,16 @@ def run_inputs_stage(
         if name in present
     }
 
-    # The distinct shapes kept per target (the release's near-duplicate key: programs that differ
-    # only in names count once, as the assemble stage keeps one of them); another language's
-    # targets are named "<language>:<target>".
-    kept_by_target: dict[str, set[str]] = {}
+    # The distinct shapes kept (the release's near-duplicate key: programs that differ only in
+    # names count once), each with the program the assemble stage keeps of it, the least id, and
+    # that program's target: a shape counts for that target alone (``len(a)`` is the same program
+    # for a set and a list). Another language's targets are named "<language>:<target>".
+    shape_owner: dict[tuple[str, str], tuple[str, str]] = {}
+    targets_seen: set[str] = set()
+
+    def kept_by_target() -> Counter:
+        return Counter(target for _, target in shape_owner.values())
+
     reserves_run: Counter = Counter()
 
     def target_of(program: dict[str, Any]) -> str:
@@ -402,7 +408,7 @@ def run_inputs_stage(
         return program["target"] if language == DEFAULT_LANGUAGE else f"{language}:{program['target']}"
 
     def outcome(program: dict[str, Any], checked: _Checked) -> Outcome:
-        shapes = kept_by_target.setdefault(target_of(program), set())
+        targets_seen.add(target_of(program))
         status_counts.update(checked.statuses)
         if checked.ablation is not None:
             ablation_status[checked.ablation] += 1
@@ -413,7 +419,9 @@ def run_inputs_stage(
             return Outcome(drop=checked.drop, tier=program["tier"])
         normalize = normalizers[language_of(program)]
         tree = normalize.parse(program["source"])
-        shapes.add(program["program_id"] if tree is None else normalize.program_key(tree))
+        shape = (language_of(program), program["program_id"] if tree is None else normalize.program_key(tree))
+        owner = (program["program_id"], target_of(program))
+        shape_owner[shape] = min(shape_owner.get(shape, owner), owner)
         spares = checked.spares if spares_dir is not None else ()
         return Outcome(checked.rows, tier=program["tier"], side_rows=spares)
 
@@ -433,7 +441,8 @@ def run_inputs_stage(
             yield outcome(program, checked)
         # The main programs are judged: run the reserves of the targets they left short.
         least = params.min_programs_per_target
-        short = {target_of(r) for r in reserves if len(kept_by_target.get(target_of(r), ())) < least}
+        kept = kept_by_target()
+        short = {target_of(r) for r in reserves if kept[target_of(r)] < least}
         needed = [r for r in reserves if target_of(r) in short]
         checked_reserves = run_shards(backend, job, needed)
         for program in reserves:
@@ -452,6 +461,7 @@ def run_inputs_stage(
             yield from language_outcomes(language, group)
 
     def extra(tally: Tally) -> dict[str, Any]:
+        kept = kept_by_target()
         return {
             "cases": tally.rows,
             "signatures": sum(len(p) for p in pools.values()),
@@ -464,9 +474,7 @@ def run_inputs_stage(
                 tally.tiers_in - dropped_by_tier.get(NO_CANDIDATE_RAN, Counter())
             ),
             "reserve_programs": {"run": reserves_run["run"], "kept": reserves_run["kept"]},
-            "targets_short": sorted(
-                t for t, shapes in kept_by_target.items() if len(shapes) < params.min_programs_per_target
-            ),
+            "targets_short": sorted(t for t in targets_seen if kept[t] < params.min_programs_per_target),
         }
 
     rows = (row for batch in iter_rows(programs_dir, batch_rows=256) for row in batch)

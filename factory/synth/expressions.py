@@ -431,12 +431,10 @@ def trivial(op: Operation, parts: dict[str, Expr], grammar: Grammar) -> None:
         if e.operands and not e.operands.isdisjoint(variables - {e.code}):
             raise GenerationFailed(f"{op.op_id}: a variable beside an idempotent use of it (absorption)")
     # A variable and a use of the same operation on it (``xs - (xs - (xs - ys))`` is
-    # ``xs - ys``, ``rate + (rate + 2.0)``): a chain a person writes as one step, or not at all.
-    recv = parts["recv"]
-    if _is_variable(recv) and any(
-        e.op == op.op_id and not _is_variable(e) and recv.code in e.reads
-        for e in parts.values()
-        if e is not recv
+    # ``xs - ys``, ``(xs - ys) - xs`` is empty, ``rate + (rate + 2.0)``): a chain a person writes
+    # as one step, or not at all.
+    if variables and any(
+        e.op == op.op_id and not _is_variable(e) and not e.reads.isdisjoint(variables) for e in parts.values()
     ):
         raise GenerationFailed(f"{op.op_id}: applied again to its own operand")
     test = parts["recv"]

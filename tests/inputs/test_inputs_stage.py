@@ -221,39 +221,55 @@ BRANCHY_RENAMED = "def f(m):\n    if m > 10:\n        return m - 10\n    return 
 SHIFTED = "def f(n):\n    if n > 10:\n        return n - 11\n    return n\n"
 
 
+def _run_inputs(tmp_path: Path, rows: list[dict], least: int, name: str) -> tuple[dict, set[str]]:
+    """The inputs stage on ``rows`` with ``min_programs_per_target=least``: its stats and the ids
+    of the programs it kept."""
+    if not (tmp_path / "programs").exists():
+        with ShardWriter(tmp_path / "programs", PROGRAMS_SCHEMA) as w:
+            w.write_many(rows)
+    stats = run_inputs_stage(
+        1,
+        InputsParams(per_program=2, candidates=12, min_programs_per_target=least),
+        ExecuteParams(workers=1),
+        "grammars/python",
+        tmp_path / "programs",
+        tmp_path / name,
+        tmp_path / f"{name}.json",
+    ).to_dict()
+    return stats, {c["program_id"] for c in read_table(tmp_path / name).to_pylist()}
+
+
 def test_reserves_run_only_for_targets_left_short_and_a_renamed_copy_counts_once(tmp_path: Path) -> None:
-    rows = _program_rows((BRANCHY, CONSTANT, BRANCHY_RENAMED, BRANCHY, SHIFTED))
+    rows = _program_rows((BRANCHY, CONSTANT, BRANCHY_RENAMED, SHIFTED, BRANCHY))
     rows[1]["target"] = rows[3]["target"] = "int.mul"
     for row in rows[3:]:
         row["reserve"] = True  # a reserve of int.mul (p3), one of int.sub (p4)
-    rows[3]["program_id"] = "p3"
-    with ShardWriter(tmp_path / "programs", PROGRAMS_SCHEMA) as w:
-        w.write_many(rows)
-
-    def stage(least: int, name: str) -> tuple[dict, set[str]]:
-        stats = run_inputs_stage(
-            1,
-            InputsParams(per_program=2, candidates=12, min_programs_per_target=least),
-            ExecuteParams(workers=1),
-            "grammars/python",
-            tmp_path / "programs",
-            tmp_path / name,
-            tmp_path / f"{name}.json",
-        ).to_dict()
-        return stats, {c["program_id"] for c in read_table(tmp_path / name).to_pylist()}
 
     # int.mul kept nothing (its one program is constant): its reserve runs. int.sub kept two
-    # programs that differ only in names, one shape: at least 1 runs no reserve, at least 2 does.
-    stats, kept = stage(1, "one")
+    # programs that differ only in names, one shape: at least 1 runs no reserve, at least 2 does
+    # (and its reserve, a third copy, leaves it short).
+    stats, kept = _run_inputs(tmp_path, rows, 1, "one")
     assert kept == {"p0", "p2", "p3"}
     assert stats["dropped"] == {"constant_output": 1, "reserve_unused": 1}
     assert stats["reserve_programs"] == {"run": 1, "kept": 1}
     assert stats["targets_short"] == []
-    stats, kept = stage(2, "two")
+    stats, kept = _run_inputs(tmp_path, rows, 2, "two")
     assert kept == {"p0", "p2", "p3", "p4"}
     assert stats["reserve_programs"] == {"run": 2, "kept": 2}
-    assert stats["targets_short"] == ["int.mul"]  # one shape of two wanted, after its reserve
+    assert stats["targets_short"] == ["int.mul", "int.sub"]  # one shape each of two wanted
     assert stats["in"] == stats["out"] + stats["dropped_total"] == 5
+
+
+def test_a_shape_counts_for_the_target_of_the_program_the_release_keeps(tmp_path: Path) -> None:
+    # int.mul's one program is int.sub's renamed: the assemble stage keeps p0 (the least id) and
+    # drops p1 as a near duplicate, so int.mul is short and runs its reserve.
+    rows = _program_rows((BRANCHY, BRANCHY_RENAMED, SHIFTED))
+    rows[1]["target"] = rows[2]["target"] = "int.mul"
+    rows[2]["reserve"] = True
+    stats, kept = _run_inputs(tmp_path, rows, 1, "one")
+    assert kept == {"p0", "p1", "p2"}
+    assert stats["reserve_programs"] == {"run": 1, "kept": 1}
+    assert stats["targets_short"] == []
 
 
 def _kept_after_ablation(source: str, candidates: list[str], greedy: list[str] | None = None) -> list[str]:

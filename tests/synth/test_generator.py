@@ -16,6 +16,7 @@ from factory.grammar.model import Grammar
 from factory.languages.javascript import values as js_values
 from factory.languages.tree import text, walk
 from factory.synth.check import check_program
+from factory.synth.expressions import Expr, trivial
 from factory.synth.generator import GenerationFailed, Program, generate_program
 from factory.synth.stage import synthesize_one
 from factory.synth.tiers import TIERS
@@ -333,6 +334,23 @@ def test_a_variable_never_meets_an_idempotent_use_of_itself(target: str) -> None
                     if isinstance(name, ast.Name):
                         bound.pop(name.id, None)
     assert built >= 10
+
+
+@pytest.mark.parametrize("recv_first", [True, False])
+def test_trivial_refuses_a_use_of_the_same_operation_on_either_operand(recv_first: bool) -> None:
+    """The rule itself, on the operands the generator would give it: ``xs - (xs - ys)`` and
+    ``(xs - ys) - xs`` are refused, ``xs - (zs - ys)`` is not."""
+    op = GRAMMAR.op("set.sub")
+    sets = op.receiver.substitute({"T": GRAMMAR.element_types[0]})
+    var = Expr("xs", sets, reads=frozenset({"xs"}))
+    nested = Expr("xs - ys", sets, reads=frozenset({"xs", "ys"}), op="set.sub")
+    parts = {"recv": var, "other": nested} if recv_first else {"recv": nested, "other": var}
+    with pytest.raises(GenerationFailed, match="its own operand"):
+        trivial(op, parts, GRAMMAR)
+    unrelated = Expr("zs - ys", sets, reads=frozenset({"zs", "ys"}), op="set.sub")
+    trivial(
+        op, {"recv": var, "other": unrelated} if recv_first else {"recv": unrelated, "other": var}, GRAMMAR
+    )
 
 
 def _round_digits(node: ast.AST) -> tuple[ast.expr, str] | None:
