@@ -175,7 +175,7 @@ def _parse_operation(
     allowed = {
         "name", "template", "receiver", "args", "returns", "mutates", "requires", "statement",
         "length", "imports", "names", "doc", "copies", "resets", "idempotent", "stable",
-        "branches",
+        "removes", "branches",
     }  # fmt: skip
     name = f.require(node, "name", str, "operation")
     where = f"operation '{name}'"
@@ -193,10 +193,12 @@ def _parse_operation(
     resets = node.get("resets", False)
     idempotent = node.get("idempotent", False)
     stable = node.get("stable", False)
+    removes = node.get("removes", False)
     branches = node.get("branches", False)
     flags = (
         ("statement", statement), ("mutates", mutates), ("copies", copies), ("resets", resets),
-        ("idempotent", idempotent), ("stable", stable), ("branches", branches),
+        ("idempotent", idempotent), ("stable", stable), ("removes", removes),
+        ("branches", branches),
     )  # fmt: skip
     for flag, value in flags:
         if not isinstance(value, bool):
@@ -292,6 +294,13 @@ def _parse_operation(
         if stable and (returns != receiver or mutates or statement):
             message = f"{where}: 'stable' is for an operation that returns a value of its receiver's type"
             raise f.error(node, message, "stable")
+        if removes and not (
+            len(args) == 1
+            and args[0].type == receiver
+            and (returns == receiver or (mutates and returns is None))
+        ):
+            message = f"{where}: 'removes' is for two values of one type, returning or changing the first"
+            raise f.error(node, message, "removes")
         if branches and (receiver.name != lang.core_types.boolean or not args or mutates or statement):
             boolean = lang.core_types.boolean
             message = f"{where}: 'branches' is for an expression whose {boolean} receiver picks an argument"
@@ -317,6 +326,7 @@ def _parse_operation(
                 resets=resets,
                 idempotent=idempotent,
                 stable=stable,
+                removes=removes,
                 branches=branches,
             )
         )

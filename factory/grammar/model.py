@@ -66,6 +66,10 @@ class Operation:
     # ``op(op(x, a), a) == op(x, a)`` (``round(round(n, -1), -1)``): the synthesizer never applies
     # it again, with the same arguments, to its own result.
     stable: bool = False
+    # ``op(x, y)`` keeps nothing of ``y`` (``x - y``, ``x -= y``): ``op(y, op(x, y)) == y``, so the
+    # synthesizer never applies it to ``y`` and what it made of ``y`` (``pool -= unique`` after
+    # ``unique -= pool`` changes nothing).
+    removes: bool = False
     # The receiver, a test, picks which argument is the result (``a if flag else b``): inside an
     # argument the test's variable holds a known value (``(x if flag else y) if flag else z``,
     # ``str(flag) if flag else s``), so the synthesizer never lets an argument read it.

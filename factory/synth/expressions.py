@@ -38,6 +38,7 @@ class Expr:
     # The variable whose unchanged value it equals: a variable holding a copy (``Var.copy_of``),
     # or a copy of a variable (``xs.copy()``, ``xs[:]``: ``xs``).
     copy_of: str = ""
+    removed: frozenset[str] = frozenset()  # ``op`` removes: the variables its argument read
 
 
 class Expressions:
@@ -225,6 +226,8 @@ class Expressions:
         finally:
             self.avoid = avoid
         trivial(op, parts, s.g)
+        if op.removes and receiver is not None:
+            _removed_from_it(op, receiver, parts, s.scope)
         operands = _operands(op, parts) if op.idempotent else frozenset()
         made_with = tuple(parts[a.name].code for a in op.args) if op.stable else ()
         if op.stable and recv.op == op.op_id and recv.made_with == made_with:
@@ -276,6 +279,7 @@ class Expressions:
             operands=operands,
             made_with=made_with,
             copy_of=(recv.copy_of or recv.code) if op.copies and _is_variable(recv) else "",
+            removed=frozenset().union(*(parts[a.name].reads for a in op.args)) if op.removes else frozenset(),
         )
 
     def _fill_args(
@@ -367,6 +371,17 @@ def _copying_ops(grammar: Grammar) -> frozenset[str]:
     if found is None:
         found = grammar.cache["copying_ops"] = frozenset(o.op_id for o in grammar.operations if o.copies)
     return found
+
+
+def _removed_from_it(op: Operation, receiver: Var, parts: dict[str, Expr], scope: list[Var]) -> None:
+    """Refuse a ``removes`` operation on ``receiver`` and a variable the same operation made by
+    removing ``receiver`` from something (``pool -= unique`` after ``unique -= pool``, ``ys - d``
+    after ``d = xs - ys``): it has nothing of ``receiver`` left to remove."""
+    names = {e.code for name, e in parts.items() if name != "recv" and _is_variable(e)}
+    for v in scope:
+        if v.name in names and v.removed is not None and v.removed[0] == op.op_id:
+            if receiver.name in v.removed[1]:
+                raise GenerationFailed(f"{op.op_id}: applied to what it removed from its receiver")
 
 
 def _is_variable(e: Expr) -> bool:

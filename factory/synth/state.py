@@ -39,6 +39,9 @@ class Var:
     # has changed since: ``clone | xs`` is ``xs | xs``.
     copy_of: str = ""
     touched: bool = False  # a statement read or wrote it (an input nothing touched is left out)
+    # Made by a ``removes`` operation (``unique -= pool``): its id and the variables its argument
+    # read, while none of them has changed (``pool`` loses nothing to ``unique`` then).
+    removed: tuple[str, frozenset[str]] | None = None
 
 
 class ScopePairs:
@@ -140,7 +143,9 @@ class BuildState:
 
     def snapshot(self) -> tuple:
         """What a failed statement must not leave behind (``restore``)."""
-        flags = [(v, v.pending, v.min_len, v.unread_start, v.copy_of, v.touched) for v in self.scope]
+        flags = [
+            (v, v.pending, v.min_len, v.unread_start, v.copy_of, v.touched, v.removed) for v in self.scope
+        ]
         return (
             list(self.scope),
             flags,
@@ -160,7 +165,7 @@ class BuildState:
         )
         self.computed = dict(computed)
         for v, *state in flags:
-            v.pending, v.min_len, v.unread_start, v.copy_of, v.touched = state
+            v.pending, v.min_len, v.unread_start, v.copy_of, v.touched, v.removed = state
 
     def pending_names(self) -> frozenset[str]:
         """Variables in scope whose value no statement has read yet."""
@@ -174,9 +179,12 @@ class BuildState:
             if v.name in reads:
                 v.pending = False
             if v.name in writes:
-                v.pending, v.unread_start, v.copy_of = True, False, ""
-            elif v.copy_of in writes:
-                v.copy_of = ""  # what it copied has changed
+                v.pending, v.unread_start, v.copy_of, v.removed = True, False, "", None
+            else:
+                if v.copy_of in writes:
+                    v.copy_of = ""  # what it copied has changed
+                if v.removed is not None and not v.removed[1].isdisjoint(writes):
+                    v.removed = None  # what was removed from it has changed
         if writes:  # what was computed from a changed variable is new again
             self.computed = {code: r for code, r in self.computed.items() if not r & writes}
 

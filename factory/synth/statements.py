@@ -137,6 +137,7 @@ class Statements:
                 v.operands = frozenset() if op.mutates or op.statement else e.operands
                 v.made_with = () if op.mutates or op.statement else e.made_with
                 v.copy_of = "" if op.mutates or op.statement else e.copy_of
+                v.removed = (op.op_id, e.removed) if e.removed else None
         s.note_result(written)
         return stmt, e, receiver if op.resets else None
 

@@ -389,3 +389,26 @@ def test_stable_operations_change_nothing_when_applied_again() -> None:
                 once = eval(op.template.format(**texts), {}, dict(ns))  # noqa: S307
                 again = eval(op.template.format(**{**texts, "recv": "once"}), {}, {**ns, "once": once})  # noqa: S307
                 assert again == once, (op.op_id, texts, ns)
+
+
+def test_removing_operations_keep_nothing_of_their_argument() -> None:
+    """``removes: true`` holds on drawn inputs: ``op(y, op(x, y)) == y`` (``y - (x - y)``; for a
+    mutation, ``x -= y`` then ``y -= x`` leaves ``y`` as it was)."""
+    marked = [op for op in GRAMMAR.operations if op.removes]
+    assert marked
+    for op in marked:
+        (arg,) = op.args
+        for binding in bindings(op):
+            rng = random.Random(f"{op.op_id}:{sorted(binding.items())}")
+            values = pool(op.receiver.substitute(binding))
+            for _ in range(DRAWS):
+                x, y = copy.deepcopy(rng.choice(values)), copy.deepcopy(rng.choice(values))
+                ns: dict[str, Any] = {"x": x, "y": y, "before": copy.deepcopy(y)}
+                first = op.template.format(recv="x", **{arg.name: "y"})
+                second = op.template.format(recv="y", **{arg.name: "x"})
+                if op.mutates:
+                    exec(f"{first}\n{second}", {}, ns)  # noqa: S102
+                    assert ns["y"] == ns["before"], (op.op_id, ns)
+                else:
+                    ns["x"] = eval(first, {}, ns)  # noqa: S307
+                    assert eval(second, {}, ns) == ns["before"], (op.op_id, ns)  # noqa: S307

@@ -353,6 +353,44 @@ def test_trivial_refuses_a_use_of_the_same_operation_on_either_operand(recv_firs
     )
 
 
+def _set_difference(stmt: ast.stmt) -> tuple[str, type, ast.expr, ast.expr] | None:
+    """(variable written, form, left, right) of ``a -= b`` or ``a = b - c``, else None."""
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Sub) and isinstance(stmt.target, ast.Name):
+        return stmt.target.id, ast.AugAssign, stmt.target, stmt.value
+    if (
+        isinstance(stmt, ast.Assign)
+        and isinstance(stmt.value, ast.BinOp)
+        and isinstance(stmt.value.op, ast.Sub)
+    ):
+        return ast.unparse(stmt.targets[0]), ast.BinOp, stmt.value.left, stmt.value.right
+    return None
+
+
+def test_a_removing_operation_is_never_applied_to_what_it_removed_from() -> None:
+    """``pool -= unique`` after ``unique -= pool`` and ``ys - d`` after ``d = xs - ys`` change
+    nothing (``removes: true``): in straight-line code, the generator never writes them."""
+    built = 0
+    for seed in range(60):
+        target = ("set.isub", "set.sub")[seed % 2]
+        try:
+            program = generate_program(GRAMMAR, target, 1 + seed // 2 % 2, random.Random(seed))
+        except GenerationFailed:
+            continue
+        built += 1
+        removed: dict[str, tuple[type, str]] = {}  # variable: (the form that made it, what it removed)
+        for stmt in ast.parse(program.source).body[-1].body:  # tiers 1 and 2: straight-line code
+            made = _set_difference(stmt)
+            if made is not None and isinstance(made[2], ast.Name) and isinstance(made[3], ast.Name):
+                assert removed.get(made[3].id) != (made[1], made[2].id), program.source
+            written = {
+                n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            }
+            removed = {k: v for k, v in removed.items() if k not in written and v[1] not in written}
+            if made is not None and isinstance(made[3], ast.Name):
+                removed[made[0]] = (made[1], made[3].id)
+    assert built >= 20
+
+
 def _round_digits(node: ast.AST) -> tuple[ast.expr, str] | None:
     """(what ``round(x, d)`` rounds, ``d``'s code) when ``node`` is such a call."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "round":
