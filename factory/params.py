@@ -41,7 +41,7 @@ class SynthesizeParams(_Section):
     tiers: list[int] = [1, 2, 3, 4, 5, 6]
     max_attempts: int = Field(30, ge=1)
     reserve_per_target: int = Field(
-        3, ge=0, le=100, description="reserve programs per target, run only for targets left short"
+        4, ge=0, le=100, description="reserve programs per target, run only for targets left short"
     )
     workers: int = Field(0, ge=0, description="processes; 0: one per core")
     rows_per_shard: int = Field(50_000, ge=100)

@@ -41,18 +41,19 @@ def reserve_programs(
     targets: list[str], params: SynthesizeParams, start: int
 ) -> Iterator[tuple[int, str, int]]:
     """(index, target, tier) of the reserve programs, numbered from ``start``: ``reserve_per_target``
-    a target, in ``tiers`` from the second up (tiers 2, 3, 4 of 1-6). Not tier 1: a target's tier-1
-    programs often differ only in names and count once in the release; low tiers next, as most of
-    their programs pass the inputs stage's checks (tier 2 about 70%, tier 6 20%). The inputs stage
-    runs a target's reserves only when its main programs left it short
-    (``inputs.min_programs_per_target``): some operations lose most of their programs to the
-    semantic checks or to decontamination."""
+    a target, the first two in the second of ``tiers``, then one in each tier up (tiers 2, 2, 3, 4
+    of 1-6). Not tier 1: a target's tier-1 programs often differ only in names and count once in
+    the release; low tiers, as most of their programs pass the inputs stage's checks (tier 2 about
+    70%, tier 6 20%): the second tier-2 reserve took the operations with 20 items from 181 to 184
+    (bench/README.md). The inputs stage runs a target's reserves only when its main programs left
+    it short (``inputs.min_programs_per_target``): some operations lose most of their programs to
+    the semantic checks or to decontamination."""
     n = params.reserve_per_target
     tiers = sorted(params.tiers)
     index = start
     for j in range(n):
         for target in targets:
-            yield index, target, tiers[(j + 1) % len(tiers)]
+            yield index, target, tiers[max(1, j) % len(tiers)]
             index += 1
 
 
