@@ -167,9 +167,12 @@ def test_stage_keeps_covering_inputs_and_counts_programs_that_never_run(tmp_path
     assert read_table(tmp_path / "c2").to_pylist() == cases
 
 
-def _stage(tmp_path: Path, sources: tuple[str, ...], **params: object) -> tuple[dict, list[dict]]:
+def _stage(
+    tmp_path: Path, programs: tuple[str, ...] | list[dict], **params: object
+) -> tuple[dict, list[dict]]:
+    """The inputs stage on ``programs`` (sources, or program rows): its stats and cases."""
     with ShardWriter(tmp_path / "programs", PROGRAMS_SCHEMA) as w:
-        w.write_many(_program_rows(sources))
+        w.write_many(_program_rows(programs) if isinstance(programs, tuple) else programs)
     stats = run_inputs_stage(
         1,
         InputsParams(per_program=2, candidates=12, **params),  # type: ignore[arg-type]
@@ -221,24 +224,6 @@ BRANCHY_RENAMED = "def f(m):\n    if m > 10:\n        return m - 10\n    return 
 SHIFTED = "def f(n):\n    if n > 10:\n        return n - 11\n    return n\n"
 
 
-def _run_inputs(tmp_path: Path, rows: list[dict], least: int, name: str) -> tuple[dict, set[str]]:
-    """The inputs stage on ``rows`` with ``min_programs_per_target=least``: its stats and the ids
-    of the programs it kept."""
-    if not (tmp_path / "programs").exists():
-        with ShardWriter(tmp_path / "programs", PROGRAMS_SCHEMA) as w:
-            w.write_many(rows)
-    stats = run_inputs_stage(
-        1,
-        InputsParams(per_program=2, candidates=12, min_programs_per_target=least),
-        ExecuteParams(workers=1),
-        "grammars/python",
-        tmp_path / "programs",
-        tmp_path / name,
-        tmp_path / f"{name}.json",
-    ).to_dict()
-    return stats, {c["program_id"] for c in read_table(tmp_path / name).to_pylist()}
-
-
 def test_reserves_run_only_for_targets_left_short_and_a_renamed_copy_counts_once(tmp_path: Path) -> None:
     rows = _program_rows((BRANCHY, CONSTANT, BRANCHY_RENAMED, SHIFTED, BRANCHY))
     rows[1]["target"] = rows[3]["target"] = "int.mul"
@@ -248,13 +233,13 @@ def test_reserves_run_only_for_targets_left_short_and_a_renamed_copy_counts_once
     # int.mul kept nothing (its one program is constant): its reserve runs. int.sub kept two
     # programs that differ only in names, one shape: at least 1 runs no reserve, at least 2 does
     # (and its reserve, a third copy, leaves it short).
-    stats, kept = _run_inputs(tmp_path, rows, 1, "one")
-    assert kept == {"p0", "p2", "p3"}
+    stats, cases = _stage(tmp_path / "one", rows, min_programs_per_target=1)
+    assert {c["program_id"] for c in cases} == {"p0", "p2", "p3"}
     assert stats["dropped"] == {"constant_output": 1, "reserve_unused": 1}
     assert stats["reserve_programs"] == {"run": 1, "kept": 1}
     assert stats["targets_short"] == []
-    stats, kept = _run_inputs(tmp_path, rows, 2, "two")
-    assert kept == {"p0", "p2", "p3", "p4"}
+    stats, cases = _stage(tmp_path / "two", rows, min_programs_per_target=2)
+    assert {c["program_id"] for c in cases} == {"p0", "p2", "p3", "p4"}
     assert stats["reserve_programs"] == {"run": 2, "kept": 2}
     assert stats["targets_short"] == ["int.mul", "int.sub"]  # one shape each of two wanted
     assert stats["in"] == stats["out"] + stats["dropped_total"] == 5
@@ -266,8 +251,8 @@ def test_a_shape_counts_for_the_target_of_the_program_the_release_keeps(tmp_path
     rows = _program_rows((BRANCHY, BRANCHY_RENAMED, SHIFTED))
     rows[1]["target"] = rows[2]["target"] = "int.mul"
     rows[2]["reserve"] = True
-    stats, kept = _run_inputs(tmp_path, rows, 1, "one")
-    assert kept == {"p0", "p1", "p2"}
+    stats, cases = _stage(tmp_path, rows, min_programs_per_target=1)
+    assert {c["program_id"] for c in cases} == {"p0", "p1", "p2"}
     assert stats["reserve_programs"] == {"run": 1, "kept": 1}
     assert stats["targets_short"] == []
 
