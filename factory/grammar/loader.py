@@ -175,7 +175,7 @@ def _parse_operation(
     allowed = {
         "name", "template", "receiver", "args", "returns", "mutates", "requires", "statement",
         "length", "imports", "names", "doc", "copies", "resets", "idempotent", "stable",
-        "removes", "branches",
+        "removes", "subset", "branches",
     }  # fmt: skip
     name = f.require(node, "name", str, "operation")
     where = f"operation '{name}'"
@@ -194,11 +194,12 @@ def _parse_operation(
     idempotent = node.get("idempotent", False)
     stable = node.get("stable", False)
     removes = node.get("removes", False)
+    subset = node.get("subset", False)
     branches = node.get("branches", False)
     flags = (
         ("statement", statement), ("mutates", mutates), ("copies", copies), ("resets", resets),
         ("idempotent", idempotent), ("stable", stable), ("removes", removes),
-        ("branches", branches),
+        ("subset", subset), ("branches", branches),
     )  # fmt: skip
     for flag, value in flags:
         if not isinstance(value, bool):
@@ -301,6 +302,11 @@ def _parse_operation(
         ):
             message = f"{where}: 'removes' is for two values of one type, returning or changing the first"
             raise f.error(node, message, "removes")
+        if subset and not (mutates or returns == receiver):
+            message = (
+                f"{where}: 'subset' is for an operation returning or changing a value of its receiver's type"
+            )
+            raise f.error(node, message, "subset")
         if branches and (receiver.name != lang.core_types.boolean or not args or mutates or statement):
             boolean = lang.core_types.boolean
             message = f"{where}: 'branches' is for an expression whose {boolean} receiver picks an argument"
@@ -327,6 +333,7 @@ def _parse_operation(
                 idempotent=idempotent,
                 stable=stable,
                 removes=removes,
+                subset=subset,
                 branches=branches,
             )
         )

@@ -70,6 +70,10 @@ class Operation:
     # synthesizer never applies it to ``y`` and what it made of ``y`` (``pool -= unique`` after
     # ``unique -= pool`` changes nothing).
     removes: bool = False
+    # What it leaves (its result, or the receiver it changes) holds only items the receiver had
+    # (``x - y``, ``x &= y``, ``d.pop(k, v)``): on an empty receiver it is no work, so the
+    # synthesizer never applies it to a variable that still holds its empty starting value.
+    subset: bool = False
     # The receiver, a test, picks which argument is the result (``a if flag else b``): inside an
     # argument the test's variable holds a known value (``(x if flag else y) if flag else z``,
     # ``str(flag) if flag else s``), so the synthesizer never lets an argument read it.

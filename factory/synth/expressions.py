@@ -170,7 +170,7 @@ class Expressions:
             acts = op.mutates or op.statement
             recv = op.receiver
             for var in scope if recv.is_var else by_name.get(recv.name, ()):
-                if acts and var.frozen:
+                if (acts and var.frozen) or (op.subset and var.unread_start):
                     continue
                 bound = unify(recv, var.type, binding)
                 if bound is not None:
@@ -187,9 +187,13 @@ class Expressions:
         recv_type = op.receiver.substitute(binding)
         is_target = op.op_id == s.target
         if op.mutates or op.statement:
-            receiver = receiver or s.receiver_var(recv_type)
+            receiver = receiver or s.receiver_var(recv_type, started=not op.subset)
             if receiver is None and recv_type.variables():
-                unified = [(v, unify(op.receiver, v.type, binding)) for v in s.scope if not v.frozen]
+                unified = [
+                    (v, unify(op.receiver, v.type, binding))
+                    for v in s.scope
+                    if not v.frozen and not (op.subset and v.unread_start)
+                ]
                 matches = [(v, b) for v, b in unified if b is not None]
                 if matches:
                     receiver, binding = s.rng.choice(matches)
@@ -199,9 +203,12 @@ class Expressions:
                 raise GenerationFailed(f"no variable of type {recv_type} to mutate")
         if receiver is None and not (is_target and s.rng.random() < 0.2):
             # Operations mostly act on the program's variables, not on constants.
-            options = [v for v in s.scope if v.type == recv_type]
+            options = [v for v in s.scope if v.type == recv_type and not (op.subset and v.unread_start)]
             options = [v for v in options if v.name in self.prefer] or options
             receiver = s.rng.choice(options) if options and s.rng.random() < 0.85 else None
+        if receiver is not None and op.subset and receiver.unread_start:
+            # An empty start (``seen = set()``) minus or intersected with anything stays empty.
+            raise GenerationFailed(f"{op.op_id} on {receiver.name}, still its empty start (subset)")
         if receiver is not None:
             recv = Expr(
                 receiver.name,

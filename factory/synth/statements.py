@@ -209,6 +209,7 @@ class Statements:
                     for v, can in acting
                     if can[i]
                     and not (op.resets and (v.pending or v.unread_start or final))
+                    and not (op.subset and v.unread_start)
                     and not self._repeats(op, v)
                 ]
             )
@@ -296,6 +297,11 @@ class Statements:
             free = _free(s.g, var.type, s.target, of_target)
             fitting = _fitting(s.g, var.type, s.target, of_target, wanted)
             options = (fitting if fitting and s.rng.random() < 0.85 else free) or options
+        if var.unread_start:
+            # Its empty start: an operation that keeps only its items would leave it empty.
+            options = tuple((op, binding) for op, binding in options if not op.subset)
+            if not options:
+                raise GenerationFailed(f"only subset operations would update {var.name}, still empty")
         op, binding = s.rng.choice(options)
         return op, var, binding
 
@@ -319,11 +325,22 @@ class Statements:
 
     def other_ops_on_scope(self) -> ScopePairs:
         """(operation, variable) pairs: a non-target operation whose receiver can be the variable
-        (never a mutation of a variable a loop iterates, a reset only of a value read)."""
+        (never a mutation of a variable a loop iterates, a reset only of a value read, a ``subset``
+        operation on a variable that still holds its empty start)."""
         s = self.s
         return ScopePairs(
             [
-                (v, _other_ops_on(s.g, v.type, s.target, v.frozen, unread=v.pending or v.unread_start))
+                (
+                    v,
+                    _other_ops_on(
+                        s.g,
+                        v.type,
+                        s.target,
+                        v.frozen,
+                        unread=v.pending or v.unread_start,
+                        start=v.unread_start,
+                    ),
+                )
                 for v in s.scope
             ]
         )
@@ -502,13 +519,13 @@ def _acts_on(op: Operation, t: Type, frozen: bool) -> bool:
 
 
 def _other_ops_on(
-    grammar: Grammar, t: Type, target: str, frozen: bool, *, unread: bool
+    grammar: Grammar, t: Type, target: str, frozen: bool, *, unread: bool, start: bool = False
 ) -> tuple[Operation, ...]:
     """The non-target operations whose receiver can be a variable of type ``t``, without the
-    mutations when the variable is ``frozen`` and the resets when it holds a value not read yet
-    (``unread``; memoised on the grammar: saves filtering ``ops_on`` for every variable on every
-    call)."""
-    key = ("other_ops_on", t, target, frozen, unread)
+    mutations when the variable is ``frozen``, the resets when it holds a value not read yet
+    (``unread``) and the ``subset`` ones when it holds its empty starting value (``start``;
+    memoised on the grammar: saves filtering ``ops_on`` for every variable on every call)."""
+    key = ("other_ops_on", t, target, frozen, unread, start)
     found = grammar.cache.get(key)
     if found is None:
         found = grammar.cache[key] = tuple(
@@ -517,6 +534,7 @@ def _other_ops_on(
             if op.op_id != target
             and not (frozen and (op.mutates or op.statement))
             and not (unread and op.resets)
+            and not (start and op.subset)
         )
     return found
 

@@ -366,6 +366,23 @@ def test_idempotent_operations_absorb_a_repeated_operand() -> None:
                 assert apply("x", "x", ns) == ns["x"], (op.op_id, ns)
 
 
+def _argument_texts(
+    op: Operation, binding: dict[str, Type], rng: random.Random, ns: dict[str, Any], recv_type: Type
+) -> dict[str, str]:
+    """The template's texts for ``ns["recv"]`` and ``op``'s arguments: a drawn value bound in
+    ``ns`` under the argument's name, or the code its value source writes."""
+    ctx = FakeContext(rng, ns, {"recv": sized_len(ns["recv"]) or 0}, recv_type)
+    texts = {"recv": "recv"}
+    for arg in op.args:
+        arg_type = arg.type.substitute(binding)
+        if arg.source is None:
+            ns[arg.name] = rng.choice(pool(arg_type))
+            texts[arg.name] = arg.name
+        else:
+            texts[arg.name] = IMPLEMENTATIONS[arg.source.name](ctx, arg_type, *arg.source.args)
+    return texts
+
+
 def test_stable_operations_change_nothing_when_applied_again() -> None:
     """``stable: true`` holds on drawn inputs: ``op(op(x, a), a) == op(x, a)`` with the arguments
     its value sources write (the synthesizer refuses the second use as no work)."""
@@ -377,15 +394,7 @@ def test_stable_operations_change_nothing_when_applied_again() -> None:
             recv_type = op.receiver.substitute(binding)
             for _ in range(DRAWS):
                 ns: dict[str, Any] = {"recv": rng.choice(pool(recv_type))}
-                ctx = FakeContext(rng, ns, {"recv": sized_len(ns["recv"]) or 0}, recv_type)
-                texts = {"recv": "recv"}
-                for arg in op.args:
-                    arg_type = arg.type.substitute(binding)
-                    if arg.source is None:
-                        ns[arg.name] = rng.choice(pool(arg_type))
-                        texts[arg.name] = arg.name
-                    else:
-                        texts[arg.name] = IMPLEMENTATIONS[arg.source.name](ctx, arg_type, *arg.source.args)
+                texts = _argument_texts(op, binding, rng, ns, recv_type)
                 once = eval(op.template.format(**texts), {}, dict(ns))  # noqa: S307
                 again = eval(op.template.format(**{**texts, "recv": "once"}), {}, {**ns, "once": once})  # noqa: S307
                 assert again == once, (op.op_id, texts, ns)
@@ -412,3 +421,57 @@ def test_removing_operations_keep_nothing_of_their_argument() -> None:
                 else:
                     ns["x"] = eval(first, {}, ns)  # noqa: S307
                     assert eval(second, {}, ns) == ns["before"], (op.op_id, ns)  # noqa: S307
+
+
+def _within(left: Any, before: Any) -> bool:
+    """Whether ``left`` holds only items of ``before`` (a dict's items, a set's elements)."""
+    if isinstance(before, dict):
+        return all(key in before and before[key] == value for key, value in left.items())
+    return set(left) <= set(before)
+
+
+def test_subset_operations_keep_only_the_receivers_items() -> None:
+    """``subset: true`` holds on drawn inputs: what the operation leaves (its result, or its
+    receiver when it changes it) holds only items the receiver had, so an empty receiver stays
+    empty (the synthesizer never applies it to a variable that still holds its empty start)."""
+    marked = [op for op in GRAMMAR.operations if op.subset]
+    assert marked
+    for op in marked:
+        for binding in bindings(op):
+            rng = random.Random(f"{op.op_id}:{sorted(binding.items())}")
+            recv_type = op.receiver.substitute(binding)
+            receivers = pool(recv_type)
+            empty = type(receivers[0])()
+            for recv in [empty, *(rng.choice(receivers) for _ in range(DRAWS))]:
+                ns: dict[str, Any] = {"recv": copy.deepcopy(recv)}
+                code = op.template.format(**_argument_texts(op, binding, rng, ns, recv_type))
+                if op.mutates or op.statement:
+                    exec(code, {}, ns)  # noqa: S102
+                    left = ns["recv"]
+                else:
+                    left = eval(code, {}, ns)  # noqa: S307
+                assert _within(left, recv), (op.op_id, code, recv, left)
+                assert recv or not left, (op.op_id, code, left)
+
+
+def test_member_forms_do_not_fix_the_position_found() -> None:
+    """A position found with a ``member`` form is not the same end of the receiver on every draw:
+    ``s.index(s[0])`` is always 0 and ``s.rindex(s[-1])`` always ``len(s) - 1``, a value known
+    without running the program."""
+    int_type = parse_type("int")
+    checked = 0
+    for op in GRAMMAR.operations:
+        sourced = [a for a in op.args if a.source is not None and a.source.name == "member"]
+        if op.returns != int_type or len(op.args) != 1 or not sourced:
+            continue
+        (arg,) = sourced
+        for binding in bindings(op):
+            recv_type = op.receiver.substitute(binding)
+            receivers = [r for r in pool(recv_type) if r]
+            for form in arg.source.args[1:]:
+                code = op.template.format(recv="recv", **{arg.name: form.replace("{recv}", "recv")})
+                found = [(eval(code, {}, {"recv": r}), len(r)) for r in receivers[:DRAWS]]  # noqa: S307
+                checked += 1
+                assert not all(at == 0 for at, _ in found), (op.op_id, form, "always the first")
+                assert not all(at == n - 1 for at, n in found), (op.op_id, form, "always the last")
+    assert checked

@@ -678,3 +678,48 @@ def test_the_branches_of_an_if_never_do_the_same() -> None:
                     body = [ast.dump(s) for s in node.body]
                     assert body != [ast.dump(s) for s in node.orelse], program.source
     assert made >= 150
+
+
+_SUBSET_METHODS = {"difference", "intersection", "difference_update", "intersection_update", "pop"}
+
+
+def _subset_receiver(node: ast.AST, parent: ast.AST) -> bool:
+    """Whether the name ``node`` is the receiver of a ``subset`` operation of the set and dict
+    grammar (``x - y``, ``x &= y``, ``x.difference(y)``, ``d.pop(k, v)``)."""
+    if isinstance(parent, ast.AugAssign) and parent.target is node:
+        return isinstance(parent.op, (ast.Sub, ast.BitAnd))
+    if isinstance(parent, ast.BinOp) and parent.left is node:
+        return isinstance(parent.op, (ast.Sub, ast.BitAnd))
+    return isinstance(parent, ast.Attribute) and parent.attr in _SUBSET_METHODS
+
+
+@pytest.mark.parametrize(
+    "target", ["set.isub", "set.iand", "set.difference_update", "set.intersection_update", "dict.pop"]
+)
+def test_an_empty_start_is_never_the_receiver_of_a_subset_operation(target: str) -> None:
+    """``seen = set()`` then ``seen -= tags`` leaves ``seen`` empty (``subset: true``): the first
+    use of a variable after its empty start is never the receiver of such an operation."""
+    built = 0
+    for seed in range(40):
+        try:
+            program = generate_program(GRAMMAR, target, 3 + seed % 3, random.Random(seed))
+        except GenerationFailed:
+            continue
+        built += 1
+        tree = ast.parse(program.source)
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        for start in ast.walk(tree):
+            if not (
+                isinstance(start, ast.Assign)
+                and isinstance(start.targets[0], ast.Name)
+                and ast.unparse(start.value) in ("set()", "{}")
+            ):
+                continue
+            name = start.targets[0].id
+            uses = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name]
+            later = sorted(
+                (n for n in uses if n.lineno > start.lineno), key=lambda n: (n.lineno, n.col_offset)
+            )
+            if later:
+                assert not _subset_receiver(later[0], parents[later[0]]), program.source
+    assert built >= 10
