@@ -187,7 +187,7 @@ class Expressions:
         recv_type = op.receiver.substitute(binding)
         is_target = op.op_id == s.target
         if op.mutates or op.statement:
-            receiver = receiver or s.receiver_var(recv_type, started=not op.subset)
+            receiver = receiver or s.receiver_var(recv_type, allow_start=not op.subset)
             if receiver is None and recv_type.variables():
                 unified = [
                     (v, unify(op.receiver, v.type, binding))

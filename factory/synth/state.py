@@ -206,10 +206,12 @@ class BuildState:
         # Inside a loop a variable may have been shrunk by earlier iterations: assume nothing.
         return 0 if self.loop_depth else var.min_len
 
-    def receiver_var(self, t: Type, *, started: bool = True) -> Var | None:
+    def receiver_var(self, t: Type, *, allow_start: bool = True) -> Var | None:
         """A variable of type ``t`` that may be mutated (not iterated by a loop), if any;
-        ``started`` False: not one that still holds its empty starting value."""
-        options = [v for v in self.scope if v.type == t and not v.frozen and (started or not v.unread_start)]
+        ``allow_start`` False: not one that still holds its empty starting value."""
+        options = [
+            v for v in self.scope if v.type == t and not v.frozen and (allow_start or not v.unread_start)
+        ]
         return self.rng.choice(options) if options else None
 
     def note_result(self, name: str) -> None:
