@@ -273,6 +273,16 @@ def test_alarm_and_signal_handlers_do_not_outlive_their_job(pool: WorkerPool) ->
     assert run_one(pool, NORMAL)["status"] == "ok"
 
 
+def test_a_handler_set_by_evaluated_arguments_does_not_outlive_its_job(pool: WorkerPool) -> None:
+    """A program with no import skips the handler check, unless its arguments are code."""
+    plain = "def f(x):\n    return 1\n"
+    args = "__import__('signal').signal(__import__('signal').SIGUSR1, lambda *a: 1 / 0)"
+    poke = case("import os, signal\n\ndef f(x):\n    os.kill(os.getpid(), signal.SIGUSR1)\n    return x\n")
+    leave = case(plain, args, eval_args=True)
+    assert [r["status"] for r in pool.map("run", [leave] * 2)] == ["ok", "ok"]  # both workers
+    assert run_one(pool, poke)["status"] == "crash"  # the default action, not the handler's 1 / 0
+
+
 def test_recursion_limit_is_restored_between_jobs(pool: WorkerPool) -> None:
     raise_limit = case("import sys\n\ndef f(x):\n    sys.setrecursionlimit(5000)\n    return 1\n")
     depth = case("def f(x):\n    return 0 if x == 0 else 1 + f(x - 1)\n", "2000")

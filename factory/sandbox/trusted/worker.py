@@ -22,7 +22,6 @@ context, cwd, umask, environment, threads...: ``factory.sandbox.trusted.process_
 
 from __future__ import annotations
 
-import _signal  # type: ignore[import-not-found]  # typeshed has no stub for this private stdlib module
 import ast
 import builtins
 import importlib
@@ -520,10 +519,7 @@ class _Jobs:
         self.config = config
         self.functions: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
         self.cpu_armed = config.cpu_backstop_s
-        # _signal's own getsignal (a private module): signal.getsignal wraps it in enum lookups,
-        # 20x slower. It matters: with signal.getsignal the jobs of bench/execute_throughput.py
-        # took about 18% more CPU per case (8% to 29% over six alternating runs, 2026-12-02).
-        self.handlers = [(sig, _signal.getsignal(sig)) for sig in _RESET_SIGNALS]
+        self.handlers = [(sig, signal.getsignal(sig)) for sig in _RESET_SIGNALS]
         random.seed(0)
         self.random_state = random.getstate()
 
@@ -566,9 +562,14 @@ class _Jobs:
             # A program's alarm or signal handler must not fire during a later job.
             signal.alarm(0)
             signal.setitimer(signal.ITIMER_PROF, 0)
-            for sig, handler in self.handlers:
-                if _signal.getsignal(sig) != handler:
-                    signal.signal(sig, handler)
+            if snapshot is not None or payload.get("eval_args"):
+                # Only a program that reaches a module (an import, a dunder, eval: see
+                # ``_snapshot_for``), or arguments evaluated as code, can have set a handler. The
+                # others skip the check: signal.getsignal for every signal of every job took about
+                # 18% more CPU per case in bench/execute_throughput.py (2026-12-02).
+                for sig, handler in self.handlers:
+                    if signal.getsignal(sig) != handler:
+                        signal.signal(sig, handler)
         if snapshot is not None and snapshot.changed() is not None:
             result = {**result, "retire": True}  # a later job must not see what this one changed
         return result
@@ -653,11 +654,6 @@ def serve(config: WorkerConfig) -> None:
             ):
                 write_all(chan_out, out)
                 out.clear()
-                # The parent, woken by the answers, is often queued behind this worker on its CPU
-                # (a pipe wake-up puts it there) and would wait for the next scheduler tick while
-                # both workers run: it gets the CPU at once instead, to send the next jobs
-                # (measured on the trace stage, CRUXEval: about 2% less wall clock).
-                os.sched_yield()
         del buf[:pos]
 
 
