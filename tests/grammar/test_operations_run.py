@@ -22,6 +22,7 @@ import copy
 import importlib
 import itertools
 import random
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -194,6 +195,16 @@ def bindings(op: Operation) -> list[dict[str, Type]]:
     return [dict(zip(names, combo, strict=True)) for combo in combos]
 
 
+def law_draws(law: str) -> Iterator[tuple[Operation, dict[str, Type], random.Random]]:
+    """Each operation that declares the grammar law ``law`` (there is one at least), with each
+    binding of its type variables and the RNG seeded by both that its law test draws from."""
+    marked = [op for op in GRAMMAR.operations if getattr(op, law)]
+    assert marked, law
+    for op in marked:
+        for binding in bindings(op):
+            yield op, binding, random.Random(f"{op.op_id}:{sorted(binding.items())}")
+
+
 def sized_len(value: Any) -> int | None:
     try:
         return len(value)
@@ -347,23 +358,19 @@ def test_member_forms_are_in_the_receiver() -> None:
 def test_idempotent_operations_absorb_a_repeated_operand() -> None:
     """``idempotent: true`` holds on drawn inputs: ``op(x, op(x, y)) == op(x, y)``, in any order
     and grouping, and ``op(x, x) == x`` (the synthesizer refuses such uses as no work)."""
-    marked = [op for op in GRAMMAR.operations if op.idempotent]
-    assert marked
-    for op in marked:
+    for op, binding, rng in law_draws("idempotent"):
         (arg,) = op.args
 
         def apply(a: str, b: str, ns: dict[str, Any], op: Operation = op, arg: Any = arg) -> Any:
             return eval(op.template.format(recv=a, **{arg.name: b}), {}, ns)  # noqa: S307
 
-        for binding in bindings(op):
-            rng = random.Random(f"{op.op_id}:{sorted(binding.items())}")
-            values = pool(op.receiver.substitute(binding))
-            for _ in range(DRAWS):
-                ns: dict[str, Any] = {"x": rng.choice(values), "y": rng.choice(values)}
-                ns["z"] = apply("x", "y", ns)
-                for a, b in (("x", "z"), ("z", "x"), ("y", "z"), ("z", "y")):
-                    assert apply(a, b, ns) == ns["z"], (op.op_id, a, b, ns)
-                assert apply("x", "x", ns) == ns["x"], (op.op_id, ns)
+        values = pool(op.receiver.substitute(binding))
+        for _ in range(DRAWS):
+            ns: dict[str, Any] = {"x": rng.choice(values), "y": rng.choice(values)}
+            ns["z"] = apply("x", "y", ns)
+            for a, b in (("x", "z"), ("z", "x"), ("y", "z"), ("z", "y")):
+                assert apply(a, b, ns) == ns["z"], (op.op_id, a, b, ns)
+            assert apply("x", "x", ns) == ns["x"], (op.op_id, ns)
 
 
 def _argument_texts(
@@ -386,41 +393,33 @@ def _argument_texts(
 def test_stable_operations_change_nothing_when_applied_again() -> None:
     """``stable: true`` holds on drawn inputs: ``op(op(x, a), a) == op(x, a)`` with the arguments
     its value sources write (the synthesizer refuses the second use as no work)."""
-    marked = [op for op in GRAMMAR.operations if op.stable]
-    assert marked
-    for op in marked:
-        for binding in bindings(op):
-            rng = random.Random(f"{op.op_id}:{sorted(binding.items())}")
-            recv_type = op.receiver.substitute(binding)
-            for _ in range(DRAWS):
-                ns: dict[str, Any] = {"recv": rng.choice(pool(recv_type))}
-                texts = _argument_texts(op, binding, rng, ns, recv_type)
-                once = eval(op.template.format(**texts), {}, dict(ns))  # noqa: S307
-                again = eval(op.template.format(**{**texts, "recv": "once"}), {}, {**ns, "once": once})  # noqa: S307
-                assert again == once, (op.op_id, texts, ns)
+    for op, binding, rng in law_draws("stable"):
+        recv_type = op.receiver.substitute(binding)
+        for _ in range(DRAWS):
+            ns: dict[str, Any] = {"recv": rng.choice(pool(recv_type))}
+            texts = _argument_texts(op, binding, rng, ns, recv_type)
+            once = eval(op.template.format(**texts), {}, dict(ns))  # noqa: S307
+            again = eval(op.template.format(**{**texts, "recv": "once"}), {}, {**ns, "once": once})  # noqa: S307
+            assert again == once, (op.op_id, texts, ns)
 
 
 def test_removing_operations_keep_nothing_of_their_argument() -> None:
     """``removes: true`` holds on drawn inputs: ``op(y, op(x, y)) == y`` (``y - (x - y)``; for a
     mutation, ``x -= y`` then ``y -= x`` leaves ``y`` as it was)."""
-    marked = [op for op in GRAMMAR.operations if op.removes]
-    assert marked
-    for op in marked:
+    for op, binding, rng in law_draws("removes"):
         (arg,) = op.args
-        for binding in bindings(op):
-            rng = random.Random(f"{op.op_id}:{sorted(binding.items())}")
-            values = pool(op.receiver.substitute(binding))
-            for _ in range(DRAWS):
-                x, y = copy.deepcopy(rng.choice(values)), copy.deepcopy(rng.choice(values))
-                ns: dict[str, Any] = {"x": x, "y": y, "before": copy.deepcopy(y)}
-                first = op.template.format(recv="x", **{arg.name: "y"})
-                second = op.template.format(recv="y", **{arg.name: "x"})
-                if op.mutates:
-                    exec(f"{first}\n{second}", {}, ns)  # noqa: S102
-                    assert ns["y"] == ns["before"], (op.op_id, ns)
-                else:
-                    ns["x"] = eval(first, {}, ns)  # noqa: S307
-                    assert eval(second, {}, ns) == ns["before"], (op.op_id, ns)  # noqa: S307
+        values = pool(op.receiver.substitute(binding))
+        for _ in range(DRAWS):
+            x, y = copy.deepcopy(rng.choice(values)), copy.deepcopy(rng.choice(values))
+            ns: dict[str, Any] = {"x": x, "y": y, "before": copy.deepcopy(y)}
+            first = op.template.format(recv="x", **{arg.name: "y"})
+            second = op.template.format(recv="y", **{arg.name: "x"})
+            if op.mutates:
+                exec(f"{first}\n{second}", {}, ns)  # noqa: S102
+                assert ns["y"] == ns["before"], (op.op_id, ns)
+            else:
+                ns["x"] = eval(first, {}, ns)  # noqa: S307
+                assert eval(second, {}, ns) == ns["before"], (op.op_id, ns)  # noqa: S307
 
 
 def _within(left: Any, before: Any) -> bool:
@@ -434,24 +433,20 @@ def test_subset_operations_keep_only_the_receivers_items() -> None:
     """``subset: true`` holds on drawn inputs: what the operation leaves (its result, or its
     receiver when it changes it) holds only items the receiver had, so an empty receiver stays
     empty (the synthesizer never applies it to a variable that still holds its empty start)."""
-    marked = [op for op in GRAMMAR.operations if op.subset]
-    assert marked
-    for op in marked:
-        for binding in bindings(op):
-            rng = random.Random(f"{op.op_id}:{sorted(binding.items())}")
-            recv_type = op.receiver.substitute(binding)
-            receivers = pool(recv_type)
-            empty = type(receivers[0])()
-            for recv in [empty, *(rng.choice(receivers) for _ in range(DRAWS))]:
-                ns: dict[str, Any] = {"recv": copy.deepcopy(recv)}
-                code = op.template.format(**_argument_texts(op, binding, rng, ns, recv_type))
-                if op.mutates or op.statement:
-                    exec(code, {}, ns)  # noqa: S102
-                    left = ns["recv"]
-                else:
-                    left = eval(code, {}, ns)  # noqa: S307
-                assert _within(left, recv), (op.op_id, code, recv, left)
-                assert recv or not left, (op.op_id, code, left)
+    for op, binding, rng in law_draws("subset"):
+        recv_type = op.receiver.substitute(binding)
+        receivers = pool(recv_type)
+        empty = type(receivers[0])()
+        for recv in [empty, *(rng.choice(receivers) for _ in range(DRAWS))]:
+            ns: dict[str, Any] = {"recv": copy.deepcopy(recv)}
+            code = op.template.format(**_argument_texts(op, binding, rng, ns, recv_type))
+            if op.mutates or op.statement:
+                exec(code, {}, ns)  # noqa: S102
+                left = ns["recv"]
+            else:
+                left = eval(code, {}, ns)  # noqa: S307
+            assert _within(left, recv), (op.op_id, code, recv, left)
+            assert recv or not left, (op.op_id, code, left)
 
 
 def test_member_forms_do_not_fix_the_position_found() -> None:
